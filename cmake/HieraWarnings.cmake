@@ -1,0 +1,15 @@
+# Warnings on for every hiera target; sanitizers when HIERA_SANITIZE is set.
+add_library(hiera_build_flags INTERFACE)
+target_compile_options(hiera_build_flags INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+if(HIERA_SANITIZE)
+  target_compile_options(hiera_build_flags INTERFACE -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(hiera_build_flags INTERFACE -fsanitize=address,undefined)
+endif()
+if(HIERA_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "HIERA_FUZZ needs clang (configure with -DCMAKE_CXX_COMPILER=clang++)")
+  endif()
+  # Instrument every library for coverage; only the fuzz target links the libFuzzer main.
+  target_compile_options(hiera_build_flags INTERFACE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  target_link_options(hiera_build_flags INTERFACE -fsanitize=address,undefined)
+endif()

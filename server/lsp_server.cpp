@@ -1,0 +1,351 @@
+#include "server/lsp_server.h"
+
+#include <algorithm>
+#include <future>
+#include <iostream>
+
+#include <boost/asio/post.hpp>
+
+#include "hiera/version.h"
+#include "protocol/json_text.h"
+
+namespace hiera::server {
+
+namespace lsp = protocol::lsp;
+using nlohmann::json;
+using protocol::ErrorCode;
+
+namespace {
+
+void log_stderr(const std::string& line) { std::cerr << "hiera: " << line << '\n'; }
+
+const char* framing_error_name(protocol::FramingErrorKind kind) {
+  switch (kind) {
+    case protocol::FramingErrorKind::MissingContentLength: return "missing Content-Length";
+    case protocol::FramingErrorKind::MalformedContentLength: return "malformed Content-Length";
+    case protocol::FramingErrorKind::BodyTooLarge: return "message too large";
+    case protocol::FramingErrorKind::HeaderTooLong: return "header too long";
+    case protocol::FramingErrorKind::MalformedHeader: return "malformed header";
+    case protocol::FramingErrorKind::TruncatedBody: return "truncated message";
+  }
+  return "framing error";
+}
+
+}  // namespace
+
+LspServer::LspServer(Transport& transport, ServerOptions options)
+    : transport_(transport),
+      options_(std::move(options)),
+      reader_(options_.max_body_bytes),
+      writer_([this](std::string_view bytes) { transport_.write(bytes); }),
+      loop_guard_(boost::asio::make_work_guard(loop_)),
+      client_requests_(loop_, [this](json message) { send(message); }),
+      dispatcher_([this](json message) { send(message); }) {
+  jobs_ = std::make_unique<JobManager>(*this, documents_, options_.job_threads);
+  register_handlers();
+}
+
+LspServer::~LspServer() {
+  jobs_.reset();
+  loop_guard_.reset();
+  if (loop_thread_.joinable()) {
+    loop_.stop();
+    loop_thread_.join();
+  }
+}
+
+void LspServer::add_feature(std::unique_ptr<Feature> feature) { features_.push_back(std::move(feature)); }
+
+void LspServer::send(const json& message) {
+  try {
+    writer_.write(protocol::dump_json(message));
+  } catch (const std::exception& e) {
+    // The client is gone; the read side will see EOF and end the session.
+    log_stderr(std::string("write failed: ") + e.what());
+  }
+}
+
+void LspServer::notify(const std::string& method, json params) {
+  send(protocol::to_json(protocol::Notification{method, std::move(params)}));
+}
+
+void LspServer::request(const std::string& method, json params, ClientRequests::Callback callback) {
+  client_requests_.request(method, std::move(params), std::move(callback), options_.client_request_timeout);
+}
+
+int LspServer::run() {
+  loop_thread_ = std::thread([this] { loop_.run(); });
+  try {
+    transport_.read_loop([this](std::string_view bytes) { on_bytes(bytes); });
+    if (!exit_received_) {
+      if (auto error = reader_.finish()) {
+        log_stderr(error->message);
+        send(protocol::make_error(protocol::RequestId(), ErrorCode::ParseError, error->message));
+      }
+      log_stderr("the client closed the connection without 'exit'");
+    }
+  } catch (const std::exception& e) {
+    log_stderr(std::string("transport failed: ") + e.what());
+  }
+  // Let queued handlers finish, then stop jobs and fail what waits on the client.
+  std::promise<void> drained;
+  boost::asio::post(loop_, [&drained] { drained.set_value(); });
+  drained.get_future().wait();
+  client_requests_.fail_all("the connection to the client is closed");
+  jobs_->cancel_all();
+  jobs_->wait_idle();
+  loop_guard_.reset();
+  loop_thread_.join();
+  return state_ == State::ShutDown ? 0 : 1;
+}
+
+void LspServer::on_bytes(std::string_view bytes) {
+  if (exit_received_) return;
+  reader_.feed(bytes);
+  while (auto event = reader_.next()) {
+    if (auto* frame = std::get_if<protocol::Frame>(&*event)) {
+      on_body(frame->body);
+      if (exit_received_) return;
+    } else {
+      const auto& error = std::get<protocol::FramingError>(*event);
+      const auto code = error.kind == protocol::FramingErrorKind::BodyTooLarge ? ErrorCode::InvalidRequest
+                                                                                : ErrorCode::ParseError;
+      log_stderr(std::string(framing_error_name(error.kind)) + ": " + error.message);
+      send(protocol::make_error(protocol::RequestId(), code, error.message));
+    }
+  }
+}
+
+void LspServer::on_body(const std::string& body) {
+  auto parsed = protocol::parse_message(body);
+  if (auto* bad = std::get_if<protocol::MessageError>(&parsed)) {
+    log_stderr("rejected message: " + bad->error.message);
+    send(protocol::make_error(bad->id, bad->error.code, bad->error.message));
+    return;
+  }
+  auto& message = std::get<protocol::Message>(parsed);
+  if (auto* request = std::get_if<protocol::Request>(&message)) {
+    boost::asio::post(loop_, [this, request = std::move(*request)]() mutable { dispatcher_.dispatch(std::move(request)); });
+  } else if (auto* notification = std::get_if<protocol::Notification>(&message)) {
+    if (notification->method == "$/cancelRequest") {
+      // Handled on the reader thread so it overtakes the queue.
+      const auto* id = notification->params.is_object() ? &notification->params["id"] : nullptr;
+      if (auto rid = id ? protocol::RequestId::from_json(*id) : std::nullopt) dispatcher_.cancel(*rid);
+      return;
+    }
+    if (notification->method == "exit") {
+      exit_received_ = true;
+      transport_.close();
+      return;
+    }
+    boost::asio::post(loop_, [this, notification = std::move(*notification)] {
+      try {
+        dispatcher_.dispatch(notification);
+      } catch (const std::exception& e) {
+        // A notification has no reply; tell the user through the log.
+        log_stderr("notification " + notification.method + " failed: " + e.what());
+        notify("window/logMessage", lsp::LogMessageParams{lsp::MessageType::Error,
+                                                          "hiera: " + notification.method + ": " + e.what()});
+      }
+    });
+  } else {
+    auto& response = std::get<protocol::Response>(message);
+    if (!client_requests_.on_response(response)) log_stderr("response to an unknown request " + response.id.to_string());
+  }
+}
+
+FeatureContext LspServer::context(engine::CancellationToken cancel) {
+  return FeatureContext{encoding_, capabilities_, settings_, documents_, *jobs_, *this, std::move(cancel)};
+}
+
+void LspServer::publish_diagnostics(const TextDocument& document) {
+  lsp::PublishDiagnosticsParams params{document.uri(), document.version(), {}};
+  auto ctx = context();
+  for (auto& feature : features_) {
+    auto found = feature->diagnostics(document, ctx);
+    params.diagnostics.insert(params.diagnostics.end(), found.begin(), found.end());
+  }
+  notify("textDocument/publishDiagnostics", params);
+}
+
+void LspServer::pull_configuration() {
+  if (!capabilities_.configuration) return;
+  lsp::ConfigurationParams params{{lsp::ConfigurationItem{std::nullopt, std::string("hiera")}}};
+  request("workspace/configuration", params, [this](ClientRequests::Outcome outcome) {
+    if (auto* result = std::get_if<json>(&outcome); result && result->is_array() && !result->empty()) {
+      settings_.merge((*result)[0]);
+    }
+  });
+}
+
+json LspServer::initialize(const json& params) {
+  auto init = lsp::parse_params<lsp::InitializeParams>(params);
+  capabilities_ = init.capabilities;
+  const auto& encodings = capabilities_.positionEncodings;
+  encoding_ = std::find(encodings.begin(), encodings.end(), "utf-8") != encodings.end() ? PositionEncoding::Utf8
+                                                                                        : PositionEncoding::Utf16;
+  settings_.merge(init.initializationOptions);
+
+  json commands = json::array();
+  for (auto& feature : features_) {
+    for (auto& name : feature->commands()) commands.push_back(name);
+  }
+  json capabilities = {
+      {"positionEncoding", to_string(encoding_)},
+      {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+      {"hoverProvider", true},
+      {"codeLensProvider", {{"resolveProvider", false}}},
+      {"codeActionProvider",
+       {{"codeActionKinds", {"quickfix", "refactor.rewrite", "source"}}, {"resolveProvider", true}}},
+      {"executeCommandProvider", {{"commands", commands}}},
+  };
+  state_ = State::Running;
+  return {{"capabilities", capabilities}, {"serverInfo", {{"name", options_.name}, {"version", kVersion}}}};
+}
+
+void LspServer::register_handlers() {
+  dispatcher_.set_gate([this](const std::string& method) -> std::optional<protocol::ResponseError> {
+    const State state = state_;
+    if (state == State::Uninitialized && method != "initialize") {
+      return protocol::ResponseError{ErrorCode::ServerNotInitialized, "the server is not initialized yet", std::nullopt};
+    }
+    if (state != State::Uninitialized && method == "initialize") {
+      return protocol::ResponseError{ErrorCode::InvalidRequest, "the server is already initialized", std::nullopt};
+    }
+    if (state == State::ShutDown) {
+      return protocol::ResponseError{ErrorCode::InvalidRequest, "the server is shutting down", std::nullopt};
+    }
+    return std::nullopt;
+  });
+
+  dispatcher_.on_request("initialize", [this](const json& params, Reply& reply, auto) { reply.result(initialize(params)); });
+  dispatcher_.on_notification("initialized", [this](const json&) { pull_configuration(); });
+  dispatcher_.on_request("shutdown", [this](const json&, Reply& reply, auto) {
+    state_ = State::ShutDown;
+    jobs_->cancel_all();
+    reply.result(nullptr);
+  });
+
+  // Notifications that arrive before initialize are dropped, as the spec says.
+  auto when_running = [this](auto handler) {
+    return [this, handler](const json& params) {
+      if (state_ == State::Running) handler(params);
+    };
+  };
+
+  dispatcher_.on_notification("textDocument/didOpen", when_running([this](const json& params) {
+    auto open = lsp::parse_params<lsp::DidOpenTextDocumentParams>(params);
+    documents_.open(open.textDocument);
+    publish_diagnostics(*documents_.get(open.textDocument.uri));
+  }));
+  dispatcher_.on_notification("textDocument/didChange", when_running([this](const json& params) {
+    auto change = lsp::parse_params<lsp::DidChangeTextDocumentParams>(params);
+    publish_diagnostics(*documents_.change(change, encoding_));
+  }));
+  dispatcher_.on_notification("textDocument/didClose", when_running([this](const json& params) {
+    auto close = lsp::parse_params<lsp::DidCloseTextDocumentParams>(params);
+    documents_.close(close.textDocument.uri);
+    notify("textDocument/publishDiagnostics", lsp::PublishDiagnosticsParams{close.textDocument.uri, std::nullopt, {}});
+  }));
+  dispatcher_.on_notification("textDocument/didSave", when_running([](const json& params) {
+    lsp::parse_params<lsp::DidSaveTextDocumentParams>(params);  // validated; nothing to do yet
+  }));
+  dispatcher_.on_notification("workspace/didChangeConfiguration", when_running([this](const json& params) {
+    const json settings = params.is_object() ? params.value("settings", json()) : json();
+    if (settings.is_object() && settings.contains("hiera")) {
+      settings_.merge(settings["hiera"]);
+    } else {
+      pull_configuration();  // clients that send null settings expect a pull
+    }
+  }));
+  dispatcher_.on_notification("window/workDoneProgress/cancel", when_running([this](const json& params) {
+    auto cancel = lsp::parse_params<lsp::WorkDoneProgressCancelParams>(params);
+    if (cancel.token.is_string()) jobs_->cancel(cancel.token.get<std::string>());
+  }));
+  dispatcher_.on_notification("$/setTrace", [](const json&) {});
+
+  auto document_for = [this](const std::string& uri) {
+    auto document = documents_.get(uri);
+    if (!document) throw protocol::RpcError(ErrorCode::InvalidParams, "document not open: " + uri);
+    return document;
+  };
+
+  dispatcher_.on_request("textDocument/hover", [this, document_for](const json& params, Reply& reply, engine::CancellationToken cancel) {
+    auto position = lsp::parse_params<lsp::TextDocumentPositionParams>(params);
+    auto document = document_for(position.textDocument.uri);
+    auto ctx = context(cancel);
+    for (auto& feature : features_) {
+      if (auto hover = feature->hover(*document, position.position, ctx)) {
+        const auto& formats = capabilities_.hoverContentFormat;
+        if (!formats.empty() && std::find(formats.begin(), formats.end(), lsp::MarkupKind::Markdown) == formats.end()) {
+          hover->contents.kind = lsp::MarkupKind::PlainText;
+        }
+        reply.result(*hover);
+        return;
+      }
+    }
+    reply.result(nullptr);
+  });
+
+  dispatcher_.on_request("textDocument/codeLens", [this, document_for](const json& params, Reply& reply, auto) {
+    auto lens_params = lsp::parse_params<lsp::CodeLensParams>(params);
+    auto document = document_for(lens_params.textDocument.uri);
+    json lenses = json::array();
+    auto ctx = context();
+    for (auto& feature : features_) {
+      for (auto& lens : feature->code_lenses(*document, ctx)) lenses.push_back(lens);
+    }
+    reply.result(lenses);
+  });
+
+  dispatcher_.on_request("textDocument/codeAction", [this, document_for](const json& params, Reply& reply, auto) {
+    auto action_params = lsp::parse_params<lsp::CodeActionParams>(params);
+    auto document = document_for(action_params.textDocument.uri);
+    auto ctx = context();
+    json actions = json::array();
+    for (std::size_t index = 0; index < features_.size(); ++index) {
+      for (auto& action : features_[index]->code_actions(*document, action_params, ctx)) {
+        if (!capabilities_.codeActionResolve) {
+          action = features_[index]->resolve_code_action(std::move(action), ctx);  // the client cannot resolve later
+        }
+        if (!capabilities_.codeActionLiteral) {
+          // Old clients take only Command objects.
+          if (action.command) actions.push_back(*action.command);
+          continue;
+        }
+        // Remember which feature listed it, so resolve reaches the same one.
+        action.data = json{{"feature", index}, {"payload", action.data.value_or(json())}};
+        actions.push_back(action);
+      }
+    }
+    reply.result(actions);
+  });
+
+  dispatcher_.on_request("codeAction/resolve", [this](const json& params, Reply& reply, auto) {
+    auto action = lsp::parse_params<lsp::CodeAction>(params);
+    const json data = action.data.value_or(json());
+    if (!data.is_object() || !data.contains("feature") || !data["feature"].is_number_unsigned() ||
+        data["feature"].get<std::size_t>() >= features_.size()) {
+      throw protocol::RpcError(ErrorCode::InvalidParams, "codeAction/resolve: data.feature does not name a hiera action");
+    }
+    const auto index = data["feature"].get<std::size_t>();
+    action.data = data.value("payload", json());
+    auto resolved = features_[index]->resolve_code_action(std::move(action), context());
+    resolved.data = json{{"feature", index}, {"payload", resolved.data.value_or(json())}};
+    reply.result(resolved);
+  });
+
+  dispatcher_.on_request("workspace/executeCommand", [this](const json& params, Reply& reply, engine::CancellationToken cancel) {
+    auto execute = lsp::parse_params<lsp::ExecuteCommandParams>(params);
+    for (auto& feature : features_) {
+      auto names = feature->commands();
+      if (std::find(names.begin(), names.end(), execute.command) != names.end()) {
+        reply.result(feature->execute_command(execute.command, execute.arguments, context(cancel)));
+        return;
+      }
+    }
+    throw protocol::RpcError(ErrorCode::InvalidParams, "unknown command: " + execute.command);
+  });
+}
+
+}  // namespace hiera::server

@@ -1,0 +1,87 @@
+#pragma once
+// The LSP server: reads frames on the calling thread, runs handlers in order on
+// one message-loop thread, runs jobs on a pool, and writes frames from any
+// thread through one locked writer. Knows the protocol; features do the work.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "protocol/framing.h"
+#include "server/client/client.h"
+#include "server/dispatch/dispatcher.h"
+#include "server/documents/document_store.h"
+#include "server/features/feature.h"
+#include "server/jobs/job_manager.h"
+#include "server/settings.h"
+#include "server/transport/transport.h"
+
+namespace hiera::server {
+
+struct ServerOptions {
+  std::string name = "hiera";
+  std::size_t job_threads = 2;
+  std::chrono::milliseconds client_request_timeout{30000};
+  std::size_t max_body_bytes = protocol::kDefaultMaxBodyBytes;
+};
+
+class LspServer final : public Client {
+ public:
+  explicit LspServer(Transport& transport, ServerOptions options = {});
+  ~LspServer() override;
+
+  // Register before run(): the initialize reply lists the features' commands.
+  void add_feature(std::unique_ptr<Feature> feature);
+  // Serves until `exit` or end of stream. Returns the exit code the LSP
+  // specifies: 0 after shutdown, 1 otherwise.
+  int run();
+
+  // Client
+  void notify(const std::string& method, nlohmann::json params) override;
+  void request(const std::string& method, nlohmann::json params, ClientRequests::Callback callback) override;
+  const protocol::lsp::ClientCapabilities& capabilities() const override { return capabilities_; }
+  PositionEncoding encoding() const override { return encoding_; }
+
+  DocumentStore& documents() { return documents_; }
+  JobManager& jobs() { return *jobs_; }
+  const Settings& settings() const { return settings_; }
+
+ private:
+  enum class State { Uninitialized, Running, ShutDown };
+
+  void on_bytes(std::string_view bytes);
+  void on_body(const std::string& body);
+  void send(const nlohmann::json& message);
+  void register_handlers();
+  FeatureContext context(engine::CancellationToken cancel = {});
+  void publish_diagnostics(const TextDocument& document);
+  void pull_configuration();
+  nlohmann::json initialize(const nlohmann::json& params);
+
+  Transport& transport_;
+  ServerOptions options_;
+  protocol::FrameReader reader_;
+  protocol::FrameWriter writer_;
+  boost::asio::io_context loop_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> loop_guard_;
+  std::thread loop_thread_;
+  ClientRequests client_requests_;
+  Dispatcher dispatcher_;
+  DocumentStore documents_;
+  Settings settings_;
+  std::vector<std::unique_ptr<Feature>> features_;
+  std::unique_ptr<JobManager> jobs_;
+
+  // Written once by initialize on the loop before any feature runs.
+  protocol::lsp::ClientCapabilities capabilities_;
+  PositionEncoding encoding_ = PositionEncoding::Utf16;
+  std::atomic<State> state_{State::Uninitialized};
+  std::atomic<bool> exit_received_{false};
+};
+
+}  // namespace hiera::server

@@ -1,0 +1,96 @@
+// The real hiera executable, run as a process: option parsing, exit codes,
+// and the stdio LSP session's robustness at the process boundary.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/framing.h"
+#include "subprocess.h"
+
+namespace {
+
+using hiera::testing::run_process;
+using nlohmann::json;
+
+std::string frame(const json& message) { return hiera::protocol::FrameWriter::encode(message.dump()); }
+
+std::vector<json> frames(const std::string& out) {
+  hiera::protocol::FrameReader reader;
+  reader.feed(out);
+  std::vector<json> messages;
+  while (auto event = reader.next()) {
+    auto* f = std::get_if<hiera::protocol::Frame>(&*event);
+    EXPECT_NE(f, nullptr) << "stdout carried something that is not a frame";
+    if (f) messages.push_back(json::parse(f->body));
+  }
+  return messages;
+}
+
+const json kInitialize = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}, {"params", {{"processId", nullptr}, {"capabilities", json::object()}}}};
+
+TEST(HieraCli, VersionAndHelp) {
+  auto version = run_process({HIERA_BIN, "--version"}, "");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out, "hiera 0.1.0\n");
+  auto help = run_process({HIERA_BIN, "--help"}, "");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* sub : {"lsp", "optimize", "analyze", "bench", "worker"}) EXPECT_NE(help.out.find(sub), std::string::npos) << sub;
+}
+
+TEST(HieraCli, SubcommandsNotYetAvailableExitTwoWithAClearMessage) {
+  const std::vector<std::vector<std::string>> calls = {
+      {HIERA_BIN, "optimize", "k.cu"}, {HIERA_BIN, "analyze", "k.cu"}, {HIERA_BIN, "bench", "samples"}, {HIERA_BIN, "worker"}};
+  for (const auto& argv : calls) {
+    auto r = run_process(argv, "");
+    EXPECT_EQ(r.exit_code, 2) << argv[1];
+    EXPECT_NE(r.err.find("hiera " + argv[1] + ": not available yet"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(HieraCli, BadOptionsAreRejected) {
+  auto none = run_process({HIERA_BIN}, "");
+  EXPECT_NE(none.exit_code, 0);
+  auto unknown = run_process({HIERA_BIN, "lsp", "--frobnicate"}, "");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("frobnicate"), std::string::npos);
+  auto remote = run_process({HIERA_BIN, "lsp", "--listen", "0.0.0.0:0"}, "");
+  EXPECT_EQ(remote.exit_code, 2);
+  EXPECT_NE(remote.err.find("refusing to listen on non-loopback address 0.0.0.0"), std::string::npos);
+}
+
+TEST(HieraLspProcess, ShutdownThenExitIsZeroAndStdoutHoldsOnlyFrames) {
+  const std::string input = frame(kInitialize) + frame({{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object()}}) +
+                            frame({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "shutdown"}}) +
+                            frame({{"jsonrpc", "2.0"}, {"method", "exit"}});
+  auto r = run_process({HIERA_BIN, "lsp"}, input);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto messages = frames(r.out);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0]["id"], 1);
+  EXPECT_EQ(messages[0]["result"]["serverInfo"]["version"], "0.1.0");
+  EXPECT_EQ(messages[1], (json{{"jsonrpc", "2.0"}, {"id", 2}, {"result", nullptr}}));
+}
+
+TEST(HieraLspProcess, AbruptEofExitsOneWithoutHanging) {
+  auto r = run_process({HIERA_BIN, "lsp"}, frame(kInitialize) + "Content-Length: 50\r\n\r\n{\"jsonrpc\"");
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 1);
+  auto messages = frames(r.out);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[1]["error"]["code"], -32700);
+  EXPECT_NE(r.err.find("without 'exit'"), std::string::npos);
+}
+
+TEST(HieraLspProcess, GarbageAndAnOversizedClaimGetErrorsAndACleanExit) {
+  const std::string input = std::string("\x00\x01garbage\r\n\r\n", 13) + "Content-Length: 100000000\r\n\r\n" ;
+  auto r = run_process({HIERA_BIN, "lsp"}, input);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 1);
+  auto messages = frames(r.out);
+  ASSERT_GE(messages.size(), 2u);
+  EXPECT_EQ(messages[0]["error"]["code"], -32700);
+  EXPECT_EQ(messages[1]["error"]["code"], -32600);
+}
+
+}  // namespace
