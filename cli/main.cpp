@@ -1,6 +1,12 @@
 // The hiera executable: one binary, one subcommand per job.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +19,26 @@ namespace {
 int not_available(const std::string& name) {
   std::cerr << "hiera " << name << ": not available yet in hiera " << hiera::kVersion
             << " (this subcommand arrives with a later release)" << std::endl;
+  return 2;
+}
+
+// `hiera worker` runs the sibling hiera-worker executable: only that process
+// loads the CUDA libraries, so `hiera lsp` stays small and a crashing kernel
+// can take down a worker but never the server.
+int exec_worker(char** argv) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto worker = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "hiera-worker";
+  if (!std::filesystem::exists(worker)) {
+    std::cerr << "hiera worker: " << worker.string()
+              << " not found: this hiera was built without the CUDA toolkit (configure with -DHIERA_CUDA=ON)" << std::endl;
+    return 2;
+  }
+  std::vector<char*> args{const_cast<char*>(worker.c_str())};
+  for (char** a = argv + 2; *a; ++a) args.push_back(*a);  // everything after "worker"
+  args.push_back(nullptr);
+  ::execv(worker.c_str(), args.data());
+  std::cerr << "hiera worker: cannot start " << worker.string() << ": " << std::strerror(errno) << std::endl;
   return 2;
 }
 
@@ -36,8 +62,10 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "Run a KernelBench-format suite and print the fast_p table");
   bench->add_option("dir", target, "suite directory")->required();
   auto* worker = app.add_subcommand("worker", "Run the GPU evaluation worker (job protocol on stdio)");
-  int device = 0;
-  worker->add_option("--device", device, "CUDA device index");
+  worker->allow_extras();  // hiera-worker parses its own options
+
+  // The worker's options belong to hiera-worker; hand them over untouched.
+  if (argc >= 2 && std::string(argv[1]) == "worker") return exec_worker(argv);
 
   try {
     app.parse(argc, argv);
@@ -46,7 +74,7 @@ int main(int argc, char** argv) {
   }
 
   if (*lsp) return hiera::server::serve_lsp(serve);
-  for (auto* sub : {optimize, analyze, bench, worker}) {
+  for (auto* sub : {optimize, analyze, bench}) {
     if (*sub) return not_available(sub->get_name());
   }
   return 2;

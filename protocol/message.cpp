@@ -1,5 +1,7 @@
 #include "protocol/message.h"
 
+#include "protocol/json_text.h"
+
 #include <climits>
 #include <utility>
 
@@ -50,6 +52,13 @@ std::optional<RequestId> RequestId::from_json(const json& value) {
 }
 
 std::variant<Message, MessageError> parse_message(std::string_view body) {
+  // A client that sends a file with invalid UTF-8 (a Latin-1 source, a binary
+  // blob) loses only those bytes, which become U+FFFD, not the whole message.
+  std::string repaired;
+  if (!is_valid_utf8(body)) {
+    repaired = sanitize_utf8(body);
+    body = repaired;
+  }
   bool too_deep = false;
   json value;
   try {

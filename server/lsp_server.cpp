@@ -65,6 +65,12 @@ void LspServer::send(const json& message) {
   }
 }
 
+void LspServer::reply_in_order(json message) {
+  // Errors found on the reader thread queue behind the requests that came
+  // before them, so the client sees answers in the order it sent messages.
+  boost::asio::post(loop_, [this, message = std::move(message)] { send(message); });
+}
+
 void LspServer::notify(const std::string& method, json params) {
   send(protocol::to_json(protocol::Notification{method, std::move(params)}));
 }
@@ -80,7 +86,7 @@ int LspServer::run() {
     if (!exit_received_) {
       if (auto error = reader_.finish()) {
         log_stderr(error->message);
-        send(protocol::make_error(protocol::RequestId(), ErrorCode::ParseError, error->message));
+        reply_in_order(protocol::make_error(protocol::RequestId(), ErrorCode::ParseError, error->message));
       }
       log_stderr("the client closed the connection without 'exit'");
     }
@@ -111,7 +117,7 @@ void LspServer::on_bytes(std::string_view bytes) {
       const auto code = error.kind == protocol::FramingErrorKind::BodyTooLarge ? ErrorCode::InvalidRequest
                                                                                 : ErrorCode::ParseError;
       log_stderr(std::string(framing_error_name(error.kind)) + ": " + error.message);
-      send(protocol::make_error(protocol::RequestId(), code, error.message));
+      reply_in_order(protocol::make_error(protocol::RequestId(), code, error.message));
     }
   }
 }
@@ -120,7 +126,7 @@ void LspServer::on_body(const std::string& body) {
   auto parsed = protocol::parse_message(body);
   if (auto* bad = std::get_if<protocol::MessageError>(&parsed)) {
     log_stderr("rejected message: " + bad->error.message);
-    send(protocol::make_error(bad->id, bad->error.code, bad->error.message));
+    reply_in_order(protocol::make_error(bad->id, bad->error.code, bad->error.message));
     return;
   }
   auto& message = std::get<protocol::Message>(parsed);

@@ -57,6 +57,7 @@ class LspServer final : public Client {
   void on_bytes(std::string_view bytes);
   void on_body(const std::string& body);
   void send(const nlohmann::json& message);
+  void reply_in_order(nlohmann::json message);
   void register_handlers();
   FeatureContext context(engine::CancellationToken cancel = {});
   void publish_diagnostics(const TextDocument& document);

@@ -2,6 +2,8 @@
 // and the stdio LSP session's robustness at the process boundary.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "protocol/framing.h"
@@ -39,12 +41,24 @@ TEST(HieraCli, VersionAndHelp) {
 
 TEST(HieraCli, SubcommandsNotYetAvailableExitTwoWithAClearMessage) {
   const std::vector<std::vector<std::string>> calls = {
-      {HIERA_BIN, "optimize", "k.cu"}, {HIERA_BIN, "analyze", "k.cu"}, {HIERA_BIN, "bench", "samples"}, {HIERA_BIN, "worker"}};
+      {HIERA_BIN, "optimize", "k.cu"}, {HIERA_BIN, "analyze", "k.cu"}, {HIERA_BIN, "bench", "samples"}};
   for (const auto& argv : calls) {
     auto r = run_process(argv, "");
     EXPECT_EQ(r.exit_code, 2) << argv[1];
     EXPECT_NE(r.err.find("hiera " + argv[1] + ": not available yet"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(HieraCli, WorkerRunsTheSiblingWorkerOrSaysWhyNot) {
+  const auto worker = std::filesystem::path(HIERA_BIN).parent_path() / "hiera-worker";
+  auto r = run_process({HIERA_BIN, "worker", "--help"}, "");
+  if (std::filesystem::exists(worker)) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("--device"), std::string::npos) << r.out;
+  } else {
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("built without the CUDA toolkit"), std::string::npos) << r.err;
   }
 }
 

@@ -126,9 +126,10 @@ TEST(ParseMessage, MalformedJsonIsAParseError) {
   }
 }
 
-TEST(ParseMessage, InvalidUtf8InTheBodyIsAParseError) {
-  EXPECT_EQ(parse_bad("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"t\":\"\xFF\"}}").error.code,
-            ErrorCode::ParseError);
+TEST(ParseMessage, InvalidUtf8InTheBodyIsReplacedNotRejected) {
+  auto message = parse_ok("{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"t\":\"a\xFF\xC0" "b\"}}");
+  const auto& notification = std::get<Notification>(message);
+  EXPECT_EQ(notification.params["t"], "a\xEF\xBF\xBD\xEF\xBF\xBD" "b");  // each bad byte is U+FFFD
 }
 
 TEST(ParseMessage, MethodMustBeAString) {

@@ -1,0 +1,129 @@
+#pragma once
+// The typed results of the job protocol's methods (JOB_PROTOCOL.md: probe,
+// compile, evaluate), parsed from the worker's JSON, so engine code reads
+// fields instead of poking at JSON. Parsing is strict about what a result
+// cannot do without (a verdict, an ok flag, a device name) and lenient about
+// details (a missing or null optional field stays at its default).
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/eval/worker_failure.h"
+
+namespace hiera::engine::eval {
+
+// A worker result that does not have the shape JOB_PROTOCOL.md gives it; the
+// message names the field.
+class MalformedResult : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Which worker ran a job, for the report.
+struct JobRecord {
+  int worker = -1;  // index in the pool; -1 when the job never ran
+  std::vector<std::string> worker_command;
+  pid_t worker_pid = -1;
+  std::chrono::milliseconds queued{0};
+  std::chrono::milliseconds ran{0};
+};
+
+enum class Verdict { Passed, Failed };
+const char* to_string(Verdict verdict);
+
+struct CheckFailure {
+  // compile, runtime, shape, dtype, count, values, nan_inf, unwritten_output,
+  // input_mutation, determinism, static, speed_of_light, timeout; "cancelled"
+  // when the caller cancelled the job.
+  std::string check;
+  std::string message;
+};
+
+struct Trial {
+  std::int64_t seed = 0;
+  std::string distribution;  // uniform, normal, large
+  std::map<std::string, std::int64_t> sizes;
+  double max_abs_error = 0.0;
+  double max_rel_error = 0.0;
+  std::int64_t mismatches = 0;
+};
+
+struct TimingStats {
+  double median_ms = 0.0;
+  double min_ms = 0.0;
+  double p10_ms = 0.0;
+  double p90_ms = 0.0;
+  int trials = 0;
+};
+
+struct Timing {
+  TimingStats reference;
+  TimingStats candidate;
+  double speedup = 0.0;
+};
+
+struct Evaluation {
+  Verdict verdict = Verdict::Failed;
+  std::vector<CheckFailure> failures;
+  std::vector<Trial> trials;
+  std::optional<Timing> timing;             // only when verification passed
+  std::optional<double> speed_of_light_ms;  // only when verification passed
+  // Set when the job itself failed (timed out, crashed the worker, cancelled,
+  // a bad reply): the verdict is then Failed with one failure derived from it.
+  std::optional<WorkerFailure> job_failure;
+  JobRecord record;
+  // Passed, with nothing listed against it: the only state that may become an edit.
+  bool passed() const { return verdict == Verdict::Passed && failures.empty() && !job_failure; }
+};
+
+struct CompileDiagnostic {
+  int line = 0;  // the candidate's own line (the worker subtracts line_offset)
+  int column = 0;
+  std::string severity;  // error, warning
+  std::string message;
+};
+
+struct CompileResult {
+  bool ok = false;
+  bool cache_hit = false;
+  std::string key;  // sha256 of source + options + arch + NVRTC version
+  std::string log;
+  std::vector<CompileDiagnostic> diagnostics;
+  double compile_ms = 0.0;
+  std::optional<WorkerFailure> job_failure;  // the job failed: ok is false and log holds the reason
+  JobRecord record;
+};
+
+struct DeviceProbe {
+  std::string name;
+  std::string cc;
+  int sm_count = 0;
+  double sm_clock_mhz = 0.0;
+  double mem_clock_mhz = 0.0;
+  std::int64_t memory_bytes = 0;
+  std::int64_t l2_bytes = 0;
+  std::int64_t smem_per_block_optin = 0;
+  std::string driver;
+  std::string cuda_runtime;
+  double copy_gbs = 0.0;                      // measured copy bandwidth
+  std::map<std::string, double> gemm_tflops;  // measured, by dtype: float32, tf32, float16, bfloat16
+  bool cached = false;
+  std::optional<WorkerFailure> job_failure;
+  JobRecord record;
+  bool ok() const { return !job_failure; }
+};
+
+// Each throws MalformedResult.
+Evaluation parse_evaluation(const nlohmann::json& result);
+CompileResult parse_compile_result(const nlohmann::json& result);
+DeviceProbe parse_probe(const nlohmann::json& result);
+
+}  // namespace hiera::engine::eval

@@ -1,0 +1,61 @@
+#pragma once
+// The persistent child `python3 -m hiera_runner` that runs PyTorch jobs. It
+// speaks the job protocol on its stdio; the worker forwards each `kind:
+// "pytorch"` request to it and relays the answer. A runner that dies
+// mid-job, or answers with "restart": true, is stopped; the job is reported
+// as failed, and the next PyTorch job starts a fresh runner.
+#include <optional>
+#include <string>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/worker/child_process.h"
+#include "protocol/framing.h"
+
+namespace hiera::worker {
+
+struct PythonEnvironment {
+  std::string python;      // the interpreter
+  std::string pythonpath;  // the directory holding the hiera_runner package
+};
+
+// The interpreter: `explicit_python` when given, else what
+// scripts/find-torch-python prints (the first python3 that imports torch),
+// else "python3". The package directory: $HIERA_PYTHONPATH, else
+// <source dir>/engine/worker/python.
+PythonEnvironment resolve_python_environment(const std::optional<std::string>& explicit_python);
+
+// torch.__version__ of that interpreter, or nullopt when it cannot import torch.
+std::optional<std::string> torch_version(const std::string& python);
+
+struct RunnerDied {
+  std::string message;  // "the Python runner exited with status 1"
+};
+
+class PythonRunner {
+ public:
+  explicit PythonRunner(PythonEnvironment environment);
+  ~PythonRunner();
+  PythonRunner(const PythonRunner&) = delete;
+  PythonRunner& operator=(const PythonRunner&) = delete;
+
+  // Sends one request (starting the runner if needed) and waits for its
+  // response: the whole JSON-RPC response message, or why there is none.
+  std::variant<nlohmann::json, RunnerDied> call(const std::string& method, const nlohmann::json& params);
+  // Stops the runner (a shutdown request, then EOF, then SIGKILL).
+  void stop();
+  const PythonEnvironment& environment() const { return environment_; }
+
+ private:
+  void start();
+  bool write_all(std::string_view bytes);
+  RunnerDied died(const std::string& while_doing);
+
+  PythonEnvironment environment_;
+  ChildProcess child_;
+  protocol::FrameReader reader_;
+  long long next_id_ = 1;
+};
+
+}  // namespace hiera::worker
