@@ -193,8 +193,9 @@ json probe_device(const DeviceInfo& device, const std::filesystem::path& cache_d
     if (in) {
       try {
         json cached = json::parse(in);
-        if (cached.value("driver", "") == result["driver"] && cached.value("cuda_runtime", "") == result["cuda_runtime"] &&
-            cached.contains("measured")) {
+        // Compared as JSON values: string == json is ambiguous under C++20's reversed operators.
+        if (cached.contains("driver") && cached["driver"] == result["driver"] && cached.contains("cuda_runtime") &&
+            cached["cuda_runtime"] == result["cuda_runtime"] && cached.contains("measured")) {
           result["measured"] = cached["measured"];
           result["cached"] = true;
           return result;
