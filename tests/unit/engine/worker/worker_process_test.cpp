@@ -12,31 +12,20 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/framing.h"
+#include "frame_assertions.h"
 #include "subprocess.h"
 
 namespace {
 
+using hiera::testing::frame;
+using hiera::testing::frames;
 using hiera::testing::run_process;
 using nlohmann::json;
-
-std::string frame(const json& message) { return hiera::protocol::FrameWriter::encode(message.dump()); }
 
 json request(int id, const std::string& method, json params = json::object()) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
 }
 
-std::vector<json> frames(const std::string& out) {
-  hiera::protocol::FrameReader reader;
-  reader.feed(out);
-  std::vector<json> messages;
-  while (auto event = reader.next()) {
-    auto* f = std::get_if<hiera::protocol::Frame>(&*event);
-    EXPECT_NE(f, nullptr) << "stdout carried something that is not a frame";
-    if (f) messages.push_back(json::parse(f->body));
-  }
-  EXPECT_EQ(reader.buffered(), 0u) << "stdout ended inside a frame";
-  return messages;
-}
 
 bool has_gpu() { return std::filesystem::exists("/dev/nvidia0") || std::filesystem::exists("/dev/nvidiactl"); }
 
