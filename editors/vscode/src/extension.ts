@@ -1,0 +1,136 @@
+// The hiera extension: starts `hiera lsp` for CUDA and Python files with
+// vscode-languageclient, sends the "hiera" settings (src/settings.ts) as
+// initializationOptions and on workspace/configuration, shows the running job in
+// the status bar (src/status.ts) and registers the commands (src/commands.ts).
+import * as vscode from 'vscode';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { CommandDeps, LANGUAGES, registerCommands } from './commands';
+import {
+  ConfigurationLike,
+  RESTART_KEYS,
+  SECTION,
+  configurationAnswer,
+  toClientSettings,
+  toServerSettings,
+} from './settings';
+import { JobStatusBar, JobTracker, progressMiddleware } from './status';
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel | undefined;
+let launched: { command: string; args: string[] } | undefined;
+
+function log(line: string): void {
+  output?.appendLine(`[${new Date().toISOString()}] ${line}`);
+}
+
+// Settings are read on every start, pull and change: show each distinct problem once.
+const warned = new Set<string>();
+function warn(message: string): void {
+  log(message);
+  if (warned.has(message)) return;
+  warned.add(message);
+  void vscode.window.showWarningMessage(message);
+}
+
+const read = (scopeUri?: string): ConfigurationLike =>
+  vscode.workspace.getConfiguration(SECTION, scopeUri ? vscode.Uri.parse(scopeUri) : undefined);
+
+function createClient(tracker: JobTracker): LanguageClient {
+  const launch = toClientSettings(read(), warn);
+  launched = { command: launch.serverPath, args: launch.serverArgs };
+  // No `transport`: TransportKind.stdio would append "--stdio" to the arguments.
+  const serverOptions: ServerOptions = { command: launch.serverPath, args: launch.serverArgs, options: { env: process.env } };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: LANGUAGES.flatMap((language) => [
+      { scheme: 'file', language },
+      { scheme: 'untitled', language },
+    ]),
+    outputChannel: output,
+    // A function: read again on every (re)start.
+    initializationOptions: () => toServerSettings(read(), warn),
+    middleware: {
+      ...progressMiddleware(tracker),
+      workspace: {
+        // The server pulls section "hiera": answer with the mapped settings, not the raw configuration.
+        configuration: async (params, token, next) => {
+          const hiera = configurationAnswer(params.items, read, () => undefined, warn);
+          if (params.items.every((item) => item.section === SECTION || (item.section ?? '').startsWith(`${SECTION}.`))) return hiera;
+          const others = await next(params, token);
+          if (!Array.isArray(others)) return others;
+          return hiera.map((value, i) => (value === undefined ? others[i] : value));
+        },
+      },
+    },
+  };
+  log(`starting ${launch.serverPath} ${launch.serverArgs.join(' ')}`);
+  const created = new LanguageClient('hiera', 'hiera', serverOptions, clientOptions);
+  created.onDidChangeState((event) => {
+    if (event.newState === State.Stopped) tracker.serverStopped();
+  });
+  return created;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('hiera');
+  context.subscriptions.push(output);
+  const tracker = new JobTracker(log);
+  context.subscriptions.push(new JobStatusBar(tracker));
+
+  const restart = async (): Promise<void> => {
+    const launch = toClientSettings(read(), warn);
+    const changed = !launched || launch.serverPath !== launched.command || JSON.stringify(launch.serverArgs) !== JSON.stringify(launched.args);
+    if (client && !changed && client.state === State.Running) {
+      await client.restart();
+      return;
+    }
+    // A new command line, or a client that never started, needs a new client.
+    const old = client;
+    client = undefined;
+    if (old) await old.dispose().catch((error: unknown) => log(`stopping the old server: ${String(error)}`));
+    client = createClient(tracker);
+    await client.start();
+  };
+
+  const deps: CommandDeps = {
+    client: () => (client && client.state === State.Running ? client : undefined),
+    restart,
+    tracker,
+    patterns: () => {
+      const settings = toClientSettings(read(), warn);
+      return { optimize: settings.optimizePattern, profile: settings.profilePattern };
+    },
+    log,
+  };
+  context.subscriptions.push(...registerCommands(deps));
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration(SECTION)) return;
+      if (RESTART_KEYS.some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
+        const choice = await vscode.window.showInformationMessage('hiera: the server command changed.', 'Restart Server');
+        if (choice === 'Restart Server') await vscode.commands.executeCommand('hiera.restartServer');
+        return;
+      }
+      // The server merges what it gets key by key; nulls clear settings the user removed.
+      if (client && client.state === State.Running) {
+        await client.sendNotification('workspace/didChangeConfiguration', { settings: { [SECTION]: toServerSettings(read(), warn) } });
+      }
+    }),
+  );
+
+  client = createClient(tracker);
+  try {
+    await client.start();
+  } catch (error) {
+    const message = `hiera: could not start "${launched?.command}": ${error instanceof Error ? error.message : String(error)}. Set hiera.server.path, then run "hiera: Restart Server".`;
+    log(message);
+    void vscode.window.showErrorMessage(message);
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  const old = client;
+  client = undefined;
+  // stop() refuses a client that is not running (it never started); nothing to stop then.
+  if (old && old.state === State.Running) await old.stop();
+}

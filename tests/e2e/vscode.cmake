@@ -1,0 +1,22 @@
+# The VS Code extension (editors/vscode): included from tests/e2e/CMakeLists.txt.
+#   hiera_vscode_unit (label unit): tsc --noEmit, and node --test unit tests of the
+#     settings mapping, commands and status bar against a stubbed `vscode` module.
+#   hiera_vscode_e2e (label e2e): esbuild bundle; protocol tests with a
+#     vscode-languageserver-protocol client against hiera lsp and hiera-test-lsp;
+#     the bundled extension activated against hiera-test-lsp; vsce package →
+#     editors/vscode/hiera.vsix, its contents checked.
+# Both skip (exit 77) when node, npm or editors/vscode/node_modules is missing;
+# scripts/setup installs them (npm ci in editors/vscode). They write dist/, out/
+# and hiera.vsix in editors/vscode (ignored by git), hence the resource lock.
+get_filename_component(HIERA_VSCODE_DIR "${CMAKE_CURRENT_LIST_DIR}/../../editors/vscode" ABSOLUTE)
+
+add_test(NAME hiera_vscode_unit COMMAND sh "${HIERA_VSCODE_DIR}/run-tests.sh" unit)
+add_test(NAME hiera_vscode_e2e COMMAND sh "${HIERA_VSCODE_DIR}/run-tests.sh" e2e)
+set_tests_properties(hiera_vscode_unit PROPERTIES LABELS unit)
+set_tests_properties(hiera_vscode_e2e PROPERTIES
+  LABELS e2e
+  ENVIRONMENT "HIERA_TEST_LSP=$<TARGET_FILE:hiera-test-lsp>;HIERA_BIN=$<TARGET_FILE:hiera>")
+set_tests_properties(hiera_vscode_unit hiera_vscode_e2e PROPERTIES
+  SKIP_RETURN_CODE 77
+  TIMEOUT 180
+  RESOURCE_LOCK hiera_vscode_tree)
