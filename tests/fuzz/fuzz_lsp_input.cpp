@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     transport.push_message({{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
                             {"params", {{"capabilities", testing::full_capabilities()}}}});
   }
-  const std::size_t chunk = 1 + (mode >> 1);
+  const std::size_t chunk = 1 + (mode >> 1) * 8;  // 1 (byte by byte) to 1017 bytes a read
   const char* bytes = reinterpret_cast<const char*>(data + 1);
   for (std::size_t at = 0; at < size - 1; at += chunk) transport.push(std::string(bytes + at, std::min(chunk, size - 1 - at)));
   transport.end_input();
