@@ -10,32 +10,9 @@ local script_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h
 local fixtures = os.getenv('HIERA_E2E_FIXTURES') or (script_dir .. '/../fixtures')
 local server = os.getenv('HIERA_TEST_LSP')
 
-local WAIT_MS = 10000
-local checks = 0
-
-local function out(line)
-  io.stdout:write(line .. '\n')
-  io.stdout:flush()
-end
-
-local function fail(what, why)
-  error({ what = what, why = why }, 0)
-end
-
-local function check(what, ok, why)
-  checks = checks + 1
-  if not ok then fail(string.format('%d - %s', checks, what), why or 'check failed') end
-  out(string.format('ok %d - %s', checks, what))
-end
-
-local function check_eq(what, actual, expected)
-  check(what, vim.deep_equal(actual, expected),
-    string.format('expected %s, got %s', vim.inspect(expected), vim.inspect(actual)))
-end
-
-local function wait_for(what, condition, timeout)
-  if not vim.wait(timeout or WAIT_MS, condition, 10) then fail(what, 'timed out') end
-end
+local tap = dofile(script_dir .. '/tap.lua')
+local WAIT_MS = tap.WAIT_MS
+local out, fail, check, check_eq, wait_for = tap.out, tap.fail, tap.check, tap.check_eq, tap.wait_for
 
 -- What the server sent, recorded by handlers that wrap Neovim's defaults.
 local events = { progress = {}, apply_edit = {}, create = {}, show_message = {} }
@@ -254,7 +231,7 @@ local ok, err = xpcall(run, function(e)
   return { what = 'lua error', why = debug.traceback(tostring(e), 2) }
 end)
 if ok then
-  out(string.format('# nvim e2e: %d checks passed', checks))
+  out(string.format('# nvim e2e: %d checks passed', tap.checks))
   vim.cmd('qall!')
 else
   out(string.format('not ok %s: %s', err.what, err.why))
