@@ -16,25 +16,29 @@ def src(text):
     return textwrap.dedent(text).lstrip("\n")
 
 
-# A KernelBench-format reference: Linear -> ReLU -> *2, small shapes.
-REFERENCE = src('''
-    import torch
-    import torch.nn as nn
+def linear_relu_reference(batch, n):
+    """A KernelBench-format reference: Linear -> ReLU -> *2 on a (batch, n) input."""
+    return src('''
+        import torch
+        import torch.nn as nn
 
-    class Model(nn.Module):
-        def __init__(self, n):
-            super().__init__()
-            self.lin = nn.Linear(n, n)
+        class Model(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.lin = nn.Linear(n, n)
 
-        def forward(self, x):
-            return torch.relu(self.lin(x)) * 2.0
+            def forward(self, x):
+                return torch.relu(self.lin(x)) * 2.0
 
-    def get_inputs():
-        return [torch.rand(4, 8)]
+        def get_inputs():
+            return [torch.rand(%d, %d)]
 
-    def get_init_inputs():
-        return [8]
-''')
+        def get_init_inputs():
+            return [%d]
+    ''' % (batch, n, n))
+
+
+REFERENCE = linear_relu_reference(4, 8)
 
 # The same computation rewritten (addmm + clamp, one fewer intermediate): passes.
 GOOD = src('''

@@ -31,24 +31,7 @@ extern "C" __global__ void reverse_shared(float* p, int n) {
 extern "C" __global__ void scribble(float* p) { p[threadIdx.x] = 1.f; }
 '''
 
-BIG_REFERENCE = src('''
-    import torch
-    import torch.nn as nn
-
-    class Model(nn.Module):
-        def __init__(self, n):
-            super().__init__()
-            self.lin = nn.Linear(n, n)
-
-        def forward(self, x):
-            return torch.relu(self.lin(x)) * 2.0
-
-    def get_inputs():
-        return [torch.rand(512, 256)]
-
-    def get_init_inputs():
-        return [256]
-''')
+BIG_REFERENCE = fixtures.linear_relu_reference(512, 256)
 
 
 def gpu_params(cand, ref=fixtures.REFERENCE, **kw):
