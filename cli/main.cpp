@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/optimize_command.h"
 #include "hiera/version.h"
 #include "server/serve.h"
 
@@ -54,9 +55,10 @@ int main(int argc, char** argv) {
   lsp->add_option("--listen", serve.listen, "Serve one client over TCP on a loopback ADDRESS:PORT (debugging)");
   lsp->add_option("--jobs", serve.server.job_threads, "Background job threads")->check(CLI::Range(1, 64));
 
+  hiera::cli::OptimizeArgs optimize_args;
+  auto* optimize = hiera::cli::add_optimize_command(app, optimize_args);
+
   std::string target;
-  auto* optimize = app.add_subcommand("optimize", "Optimize FILE[::SYMBOL] from the terminal");
-  optimize->add_option("target", target, "FILE[::SYMBOL]")->required();
   auto* analyze = app.add_subcommand("analyze", "Print static findings of FILE as JSON");
   analyze->add_option("file", target, "source file")->required();
   auto* bench = app.add_subcommand("bench", "Run a KernelBench-format suite and print the fast_p table");
@@ -74,7 +76,8 @@ int main(int argc, char** argv) {
   }
 
   if (*lsp) return hiera::server::serve_lsp(serve);
-  for (auto* sub : {optimize, analyze, bench}) {
+  if (*optimize) return hiera::cli::run_optimize(optimize_args, argv[0]);
+  for (auto* sub : {analyze, bench}) {
     if (*sub) return not_available(sub->get_name());
   }
   return 2;

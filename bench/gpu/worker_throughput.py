@@ -10,7 +10,11 @@ compiled, verified against the reference (5 trials) and timed (50 trials):
 Both run in this one process on the same GPU, one after the other; the ratio
 of candidates per minute is the figure (MEASURING.md: ratios, same run).
 
-usage: worker_throughput.py --worker PATH/hiera [--out FILE.json] [--candidates 10] [--inline-candidates K]
+usage: worker_throughput.py --worker PATH/hiera [--out FILE.json] [--candidates 10]
+                            [--paths worker,inline] [--inline-range A:B]
+A cold load_inline build costs about a minute, so the ten can be split over
+several runs with --inline-range (candidates A..B-1) and --paths inline; the
+rate is per candidate.
 """
 import argparse
 import json
@@ -86,6 +90,7 @@ def run_worker(hiera, candidates, cache_dir):
     call(0, "hello", {"engine_version": "0.1.0"})
     call(1, "probe", {})  # measured once per device and cached; not part of the per-candidate cost
     verdicts = []
+    phases = []
     start = time.perf_counter()
     for k in range(candidates):
         source, name, grid, block = candidate(k)
@@ -104,17 +109,21 @@ def run_worker(hiera, candidates, cache_dir):
                 "numerics": {"atol": 1e-4, "rtol": 1e-4}}
         result = call(10 + k, "evaluate", {"task": task, "trials": 5, "timing_trials": 50, "seed": 1000 + k})
         verdicts.append(result["verdict"])
+        phases.append(result.get("phases_ms"))
+        print("worker candidate %d: %s %s" % (k, result["verdict"], result.get("phases_ms")), flush=True)
     elapsed = time.perf_counter() - start
     call(99, "shutdown", {})
     proc.wait(timeout=30)
-    return elapsed, verdicts
+    return elapsed, verdicts, phases
 
-def run_load_inline(candidates):
+def run_load_inline(indexes):
     import torch
     from torch.utils.cpp_extension import load_inline
     verdicts = []
+    per_candidate = []
     start = time.perf_counter()
-    for k in range(candidates):
+    for k in indexes:
+        t0 = time.perf_counter()
         source, name, grid, block = candidate(k)
         grid_expr = grid.replace("N", "n")
         launcher = source.replace('extern "C" ', "") + f'''
@@ -148,34 +157,47 @@ torch::Tensor run(torch::Tensor x, double a, double b) {{
             times.append(s.elapsed_time(e))
         verdicts.append("passed" if ok else "failed")
         shutil.rmtree(build, ignore_errors=True)
-    return time.perf_counter() - start, verdicts
+        per_candidate.append(time.perf_counter() - t0)
+        print("load_inline candidate %d: %s in %.1f s" % (k, verdicts[-1], per_candidate[-1]), flush=True)
+    return time.perf_counter() - start, verdicts, per_candidate
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--worker", required=True, help="path to the hiera executable")
     parser.add_argument("--out", default=None)
     parser.add_argument("--candidates", type=int, default=10)
-    parser.add_argument("--inline-candidates", type=int, default=None,
-                        help="how many of the same candidates the load_inline loop builds (default: all); "
-                             "each cold build costs tens of seconds, and the rate is per candidate")
+    parser.add_argument("--paths", default="worker,inline", help="which paths to run: worker, inline or both")
+    parser.add_argument("--inline-range", default=None,
+                        help="A:B: the load_inline loop builds candidates A..B-1 (default: all); each cold build "
+                             "costs about a minute, and the rate is per candidate")
     args = parser.parse_args()
-    inline_count = args.inline_candidates or args.candidates
-    cache_dir = tempfile.mkdtemp(prefix="hiera-bench-cache-")  # cold NVRTC cache
-    worker_s, worker_verdicts = run_worker(args.worker, args.candidates, cache_dir)
-    inline_s, inline_verdicts = run_load_inline(inline_count)
-    result = {
-        "candidates": args.candidates,
-        "worker": {"seconds": worker_s, "per_minute": 60 * args.candidates / worker_s, "verdicts": worker_verdicts},
-        "load_inline": {"candidates": inline_count, "seconds": inline_s, "per_minute": 60 * inline_count / inline_s,
-                        "verdicts": inline_verdicts},
-    }
-    result["ratio"] = result["worker"]["per_minute"] / result["load_inline"]["per_minute"]
+    paths = set(args.paths.split(","))
+    first, last = 0, args.candidates
+    if args.inline_range:
+        first, last = (int(v) for v in args.inline_range.split(":"))
+    result = {"candidates": args.candidates, "n": N}
+    verdicts = []
+    if "worker" in paths:
+        cache_dir = tempfile.mkdtemp(prefix="hiera-bench-cache-")  # cold NVRTC cache
+        worker_s, worker_verdicts, phases = run_worker(args.worker, args.candidates, cache_dir)
+        result["worker"] = {"seconds": worker_s, "per_minute": 60 * args.candidates / worker_s,
+                            "verdicts": worker_verdicts, "phases_ms": phases}
+        verdicts += worker_verdicts
+    if "inline" in paths:
+        inline_s, inline_verdicts, per_candidate = run_load_inline(range(first, last))
+        count = last - first
+        result["load_inline"] = {"candidates": list(range(first, last)), "seconds": inline_s,
+                                 "per_minute": 60 * count / inline_s, "verdicts": inline_verdicts,
+                                 "per_candidate_s": per_candidate}
+        verdicts += inline_verdicts
+    if "worker" in result and "load_inline" in result:
+        result["ratio"] = result["worker"]["per_minute"] / result["load_inline"]["per_minute"]
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
-    return 0 if all(v == "passed" for v in worker_verdicts + inline_verdicts) else 1
+    return 0 if all(v == "passed" for v in verdicts) else 1
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -114,6 +114,44 @@ DeviceProbe EvaluationClient::to_probe(const JobOutcome& outcome) {
   return probe;
 }
 
+ProfileResult EvaluationClient::to_profile(const JobOutcome& outcome) {
+  ProfileResult profile;
+  std::optional<WorkerFailure> failure = outcome.failure;
+  if (!failure) {
+    try {
+      profile = parse_profile(outcome.result);
+    } catch (const MalformedResult& error) {
+      failure = malformed("profile", error);
+    }
+  }
+  if (failure) {
+    profile = ProfileResult{};
+    profile.job_failure = std::move(failure);
+  }
+  profile.record = record_of(outcome);
+  return profile;
+}
+
+Delivery EvaluationClient::to_delivery(const JobOutcome& outcome) {
+  Delivery delivery;
+  std::optional<WorkerFailure> failure = outcome.failure;
+  if (!failure) {
+    try {
+      delivery = parse_delivery(outcome.result);
+    } catch (const MalformedResult& error) {
+      failure = malformed("deliver", error);
+    }
+  }
+  if (failure) {
+    // The same folding as an evaluate job that failed as a job.
+    JobOutcome failed = outcome;
+    failed.failure = std::move(failure);
+    delivery = Delivery{{}, to_evaluation(failed)};
+  }
+  delivery.evaluation.record = record_of(outcome);
+  return delivery;
+}
+
 std::future<Evaluation> EvaluationClient::submit_evaluate(json task, EvaluateOptions options) {
   Job job;
   job.method = "evaluate";
@@ -129,6 +167,29 @@ std::future<Evaluation> EvaluationClient::submit_evaluate(json task, EvaluateOpt
 
 Evaluation EvaluationClient::evaluate(json task, EvaluateOptions options) {
   return submit_evaluate(std::move(task), std::move(options)).get();
+}
+
+ProfileResult EvaluationClient::profile(json task, const std::string& which, EvaluateOptions options) {
+  Job job;
+  job.method = "profile";
+  job.params = json{{"task", std::move(task)}, {"which", which}};
+  job.timeout = options.timeout;
+  job.cancel = options.cancel;
+  job.worker = options.worker;
+  return submit_converted<ProfileResult>(pool_, std::move(job), &EvaluationClient::to_profile).get();
+}
+
+Delivery EvaluationClient::deliver(json task, EvaluateOptions options) {
+  Job job;
+  job.method = "deliver";
+  job.params = json{{"task", std::move(task)},
+                    {"trials", options.trials},
+                    {"timing_trials", options.timing_trials},
+                    {"seed", options.seed}};
+  job.timeout = options.timeout;
+  job.cancel = options.cancel;
+  job.worker = options.worker;
+  return submit_converted<Delivery>(pool_, std::move(job), &EvaluationClient::to_delivery).get();
 }
 
 std::future<CompileResult> EvaluationClient::submit_compile(std::string source, CompileOptions options) {

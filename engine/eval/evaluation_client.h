@@ -62,6 +62,10 @@ class EvaluationClient {
   CompileResult compile(std::string source, CompileOptions options = {});
 
   DeviceProbe probe(ProbeOptions options = {});
+  // A per-kernel breakdown of one side ("reference" or "candidate") of a task.
+  ProfileResult profile(nlohmann::json task, const std::string& which, EvaluateOptions options = {});
+  // A candidate in its standalone, delivered form, verified again in that form.
+  Delivery deliver(nlohmann::json task, EvaluateOptions options = {});
   // One probe per worker (each GPU), run concurrently; options.worker is ignored.
   std::vector<DeviceProbe> probe_all(ProbeOptions options = {});
 
@@ -69,6 +73,8 @@ class EvaluationClient {
   static Evaluation to_evaluation(const JobOutcome& outcome);
   static CompileResult to_compile_result(const JobOutcome& outcome);
   static DeviceProbe to_probe(const JobOutcome& outcome);
+  static ProfileResult to_profile(const JobOutcome& outcome);
+  static Delivery to_delivery(const JobOutcome& outcome);
 
  private:
   WorkerPool& pool_;

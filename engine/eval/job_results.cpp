@@ -1,5 +1,6 @@
 #include "engine/eval/job_results.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hiera::engine::eval {
@@ -114,8 +115,10 @@ Evaluation parse_evaluation(const json& result) {
       if (const json* sizes = field(item, "sizes")) {
         require_object(*sizes, where + ".sizes");
         for (const auto& [name, size] : sizes->items()) {
-          if (!size.is_number_integer()) malformed(where + ".sizes." + name + " must be an integer");
-          trial.sizes[name] = size.get<std::int64_t>();
+          // A kernel's size names map to integers, a module's inputs to their shapes.
+          const bool shape = size.is_array() && std::all_of(size.begin(), size.end(), [](const json& d) { return d.is_number_integer(); });
+          if (!size.is_number_integer() && !shape) malformed(where + ".sizes." + name + " must be an integer or a shape");
+          trial.sizes[name] = size;
         }
       }
       trial.max_abs_error = get_number(item, "max_abs_error", where);
@@ -188,6 +191,24 @@ DeviceProbe parse_probe(const json& result) {
     }
   }
   return probe;
+}
+
+ProfileResult parse_profile(const json& result) {
+  require_object(result, "profile");
+  if (const json* kernels = field(result, "kernels"); !kernels || !kernels->is_array()) {
+    malformed("profile.kernels must be an array");
+  }
+  return ProfileResult{result, std::nullopt, {}};
+}
+
+Delivery parse_delivery(const json& result) {
+  require_object(result, "deliver");
+  Delivery delivery;
+  delivery.source = get_string(result, "delivered_source", "deliver");
+  const json* evaluation = field(result, "evaluation");
+  if (!evaluation) malformed("deliver.evaluation is missing");
+  delivery.evaluation = parse_evaluation(*evaluation);
+  return delivery;
 }
 
 }  // namespace hiera::engine::eval

@@ -50,7 +50,8 @@ struct CheckFailure {
 struct Trial {
   std::int64_t seed = 0;
   std::string distribution;  // uniform, normal, large
-  std::map<std::string, std::int64_t> sizes;
+  // Size name -> value (CUDA tasks) or input name -> shape (PyTorch tasks).
+  std::map<std::string, nlohmann::json> sizes;
   double max_abs_error = 0.0;
   double max_rel_error = 0.0;
   std::int64_t mismatches = 0;
@@ -121,9 +122,27 @@ struct DeviceProbe {
   bool ok() const { return !job_failure; }
 };
 
+// The `profile` method's result as the worker sent it (engine/plan parses
+// the kernels and metrics for the planner), or why there is none.
+struct ProfileResult {
+  nlohmann::json raw;  // {"kernels": [...], "metrics": {...}}
+  std::optional<WorkerFailure> job_failure;
+  JobRecord record;
+  bool ok() const { return !job_failure; }
+};
+
+// The `deliver` method's result: the standalone form of a candidate and its
+// verification in that form.
+struct Delivery {
+  std::string source;      // empty when the conversion failed (the evaluation says why)
+  Evaluation evaluation;
+};
+
 // Each throws MalformedResult.
 Evaluation parse_evaluation(const nlohmann::json& result);
 CompileResult parse_compile_result(const nlohmann::json& result);
 DeviceProbe parse_probe(const nlohmann::json& result);
+ProfileResult parse_profile(const nlohmann::json& result);
+Delivery parse_delivery(const nlohmann::json& result);
 
 }  // namespace hiera::engine::eval

@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/cancellation.h"
-#include "engine/eval/child_process.h"
+#include "engine/common/child_process.h"
 #include "engine/eval/tail_buffer.h"
 #include "engine/eval/worker_failure.h"
 

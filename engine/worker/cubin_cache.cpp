@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/worker/sha256.h"
+#include "engine/common/sha256.h"
 
 namespace hiera::worker {
 
@@ -57,7 +57,7 @@ std::string cubin_cache_key(const CubinKeyInput& input) {
     append_field(material, "names");
     for (const auto& name : input.name_expressions) append_field(material, name);
   }
-  return sha256_hex(material);
+  return engine::sha256_hex(material);
 }
 
 CubinCache::CubinCache(std::filesystem::path dir) : dir_(std::move(dir)) {}

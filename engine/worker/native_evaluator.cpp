@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <deque>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <new>
 #include <sstream>
 
 #include <cuda_runtime_api.h>
 
+#include "engine/worker/check_kernels.h"
 #include "engine/worker/cuda_failure.h"
 #include "engine/worker/cuda_task.h"
+#include "engine/worker/cupti_range_profiler.h"
 #include "engine/worker/cupti_tracer.h"
 #include "engine/worker/driver_api.h"
 #include "engine/worker/input_generator.h"
@@ -99,10 +102,9 @@ void upload(const DeviceBuffer& buffer, const std::vector<std::byte>& host, cons
   check_cuda(cudaMemcpy(buffer.ptr(), host.data(), buffer.bytes(), cudaMemcpyHostToDevice), "copying " + what + " to the GPU");
 }
 
-void download(std::vector<std::byte>& host, const DeviceBuffer& buffer, const std::string& what) {
-  host.resize(buffer.bytes());
-  if (buffer.bytes() == 0) return;
-  check_cuda(cudaMemcpy(host.data(), buffer.ptr(), buffer.bytes(), cudaMemcpyDeviceToHost), "copying " + what + " from the GPU");
+void copy_on_device(const DeviceBuffer& to, const DeviceBuffer& from, const std::string& what) {
+  if (to.bytes() == 0) return;
+  check_cuda(cudaMemcpy(to.ptr(), from.ptr(), to.bytes(), cudaMemcpyDeviceToDevice), "copying " + what + " on the GPU");
 }
 
 void poison(const DeviceBuffer& buffer, ScalarType type, Poison which, const std::string& what) {
@@ -116,18 +118,48 @@ void poison(const DeviceBuffer& buffer, ScalarType type, Poison which, const std
   }
 }
 
-// One argument of one trial: its bytes on the host and one device copy per side.
+// One argument of one trial: one device copy per side, and what the checks need.
 struct ArgState {
   const ContractArg* arg = nullptr;
   std::size_t count = 0;
   std::vector<std::byte> scalar;     // scalars: the value as the kernel receives it
-  std::vector<std::byte> initial;    // inputs and inouts: the generated data
+  // Inputs and inouts: the generated data, copied into each side before a run;
+  // on the GPU when the trial has check kernels, else on the host (the profile).
+  DeviceBuffer initial;
+  std::vector<std::byte> initial_host;
   DeviceBuffer reference;
   DeviceBuffer candidate;
+  // Compared arguments, with check kernels: the candidate's first run while
+  // verifying (the second overwrites `candidate`), then the reference's output
+  // for the check after the timed runs (which overwrite `reference`).
+  DeviceBuffer saved;
   void* reference_ptr = nullptr;     // the kernel parameters point at these
   void* candidate_ptr = nullptr;
-  std::vector<std::byte> reference_out;  // compared arguments, after the reference ran
-  std::vector<std::byte> run1, run2;     // compared arguments, after each candidate run
+};
+
+// Wall time per phase of one evaluation ("phases_ms"): compile (static checks,
+// NVRTC, module loads), verify (the trials), time (timed runs and the check
+// after them). The device probe, measured once per cache directory, is none.
+class PhaseClock {
+ public:
+  // Ends the running phase, if any, and starts `phase` (nullptr: none).
+  void enter(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    if (current_) ms_[current_] += std::chrono::duration<double, std::milli>(now - started_).count();
+    current_ = phase;
+    started_ = now;
+  }
+  // Includes the running phase so far: a result can be returned from any phase.
+  json to_json() const {
+    std::map<std::string, double> ms = ms_;
+    if (current_) ms[current_] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_).count();
+    return json(ms);
+  }
+
+ private:
+  std::map<std::string, double> ms_{{"compile", 0.0}, {"verify", 0.0}, {"time", 0.0}};
+  const char* current_ = nullptr;
+  std::chrono::steady_clock::time_point started_;
 };
 
 struct Failure {
@@ -142,6 +174,7 @@ struct Evaluation {
   std::optional<json> timing;
   std::optional<double> speed_of_light_ms;
   bool restart = false;
+  PhaseClock phases;
 
   void fail(std::string check, std::string message, json extra = json::object()) {
     failures.push_back({std::move(check), std::move(message), std::move(extra)});
@@ -160,6 +193,7 @@ struct Evaluation {
     if (failures.empty() && timing) out["timing"] = *timing;
     if (failures.empty() && speed_of_light_ms) out["speed_of_light_ms"] = *speed_of_light_ms;
     if (restart) out["restart"] = true;
+    out["phases_ms"] = phases.to_json();
     return out;
   }
 };
@@ -167,12 +201,16 @@ struct Evaluation {
 // The buffers and launch parameters of one trial, ready to run either side.
 class Trial {
  public:
-  Trial(const CudaTask& task, const SizeEnv& sizes, std::uint64_t seed, Distribution distribution)
+  // With `checks` (verification) the inputs are generated on the GPU and the
+  // trial keeps the device copies the checks compare; without (the profile)
+  // they are generated on the host and uploaded.
+  Trial(const CudaTask& task, const SizeEnv& sizes, std::uint64_t seed, Distribution distribution,
+        const CheckKernels* checks = nullptr)
       : sizes_(sizes), seed_(seed), distribution_(distribution) {
     reference_dims_ = resolve_launch(task.contract.reference_launch, sizes);
     candidate_dims_ = resolve_launch(task.contract.candidate_launch, sizes);
     // Device memory first, all of it: a contract too large for the GPU fails
-    // here, before the host spends memory and time on its inputs.
+    // here, before any time goes into its inputs.
     for (const auto& arg : task.contract.args) {
       ArgState& state = args_.emplace_back();
       state.arg = &arg;
@@ -186,18 +224,23 @@ class Trial {
       state.candidate = DeviceBuffer(bytes, "'" + arg.name + "' (candidate)");
       state.reference_ptr = state.reference.ptr();
       state.candidate_ptr = state.candidate.ptr();
+      if (checks && is_generated(arg)) state.initial = DeviceBuffer(bytes, "'" + arg.name + "' (generated inputs)");
+      if (checks && arg.is_compared()) state.saved = DeviceBuffer(bytes, "'" + arg.name + "' (kept output)");
     }
-    try {
-      for (std::size_t i = 0; i < args_.size(); ++i) {
-        ArgState& state = args_[i];
-        if (state.arg->role == ArgRole::Input || state.arg->role == ArgRole::InOut) {
-          state.initial.resize(state.reference.bytes());
-          fill_random(state.arg->type, state.initial.data(), state.count, distribution_, argument_seed(seed_, i),
-                      state.arg->range);
-        }
+    for (std::size_t i = 0; i < args_.size(); ++i) {
+      ArgState& state = args_[i];
+      if (!is_generated(*state.arg)) continue;
+      const std::uint64_t key = argument_seed(seed_, i);
+      if (checks) {
+        checks->generate(state.arg->type, state.initial.ptr(), state.count, distribution_, key, state.arg->range);
+        continue;
       }
-    } catch (const std::bad_alloc&) {
-      throw CudaFailure(CudaFailure::Kind::OutOfMemory, "out of memory: the host cannot hold this trial's inputs", false);
+      try {
+        state.initial_host.resize(state.reference.bytes());
+        fill_random(state.arg->type, state.initial_host.data(), state.count, distribution_, key, state.arg->range);
+      } catch (const std::bad_alloc&) {
+        throw CudaFailure(CudaFailure::Kind::OutOfMemory, "out of memory: the host cannot hold this trial's inputs", false);
+      }
     }
     // The deque never moves its elements, so these pointers stay valid.
     for (auto& state : args_) {
@@ -223,6 +266,19 @@ class Trial {
     wait_for_stream(nullptr, limit, "running the candidate (" + which_run + ")");
   }
 
+  // Into `saved` (check kernels only): the candidate's compared outputs after
+  // its first run, or the reference's before timed runs overwrite them.
+  void save_candidate_outputs() {
+    for (auto& s : args_) {
+      if (s.arg->is_compared()) copy_on_device(s.saved, s.candidate, "'" + s.arg->name + "' (first run)");
+    }
+  }
+  void save_reference_outputs() {
+    for (auto& s : args_) {
+      if (s.arg->is_compared()) copy_on_device(s.saved, s.reference, "'" + s.arg->name + "' (reference output)");
+    }
+  }
+
   std::deque<ArgState>& args() { return args_; }
   const SizeEnv& sizes() const { return sizes_; }
   std::uint64_t seed() const { return seed_; }
@@ -233,11 +289,14 @@ class Trial {
   std::vector<void*>& candidate_params() { return candidate_params_; }
 
  private:
+  static bool is_generated(const ContractArg& arg) { return arg.role == ArgRole::Input || arg.role == ArgRole::InOut; }
+
   static void prepare(ArgState& s, const DeviceBuffer& buffer, Poison which, const std::string& side) {
     if (!s.arg->is_array()) return;
     const std::string what = "'" + s.arg->name + "' (" + side + ")";
     if (s.arg->role == ArgRole::Output) poison(buffer, s.arg->type, which, what);
-    else upload(buffer, s.initial, what);
+    else if (s.initial.ptr()) copy_on_device(buffer, s.initial, what);
+    else upload(buffer, s.initial_host, what);
   }
 
   SizeEnv sizes_;
@@ -323,22 +382,32 @@ CudaTask parse_task(const json& params) {
   }
 }
 
-// Runs one trial's verification; returns false when a rule failed (and records it).
+// The check kernels of this process; hiera's own program failing to compile
+// is the worker's fault, not the task's.
+const CheckKernels& load_check_kernels(const NvrtcCompiler& compiler, const DeviceInfo& device) {
+  try {
+    return CheckKernels::get(compiler, device);
+  } catch (const CompileError& e) {
+    throw RpcError(ErrorCode::InternalError, e.what());
+  }
+}
+
+// Runs one trial's verification on the GPU (generated inputs, device-side
+// comparisons); returns false when a rule failed (and records it).
 bool verify_trial(int index, Trial& trial, const CudaTask& task, const KernelModule& reference,
-                  const KernelModule& candidate, std::chrono::milliseconds limit, Evaluation& evaluation) {
+                  const KernelModule& candidate, const CheckKernels& checks, std::chrono::milliseconds limit,
+                  Evaluation& evaluation) {
   const std::string label = trial_label(index, trial);
   trial.prepare_reference();
   trial.prepare_candidate(Poison::A);
   trial.run_reference(reference, limit);
   trial.run_candidate(candidate, limit, "first run");
+  trial.save_candidate_outputs();
 
   bool passed = true;
   for (auto& s : trial.args()) {
-    if (s.arg->is_compared()) download(s.run1, s.candidate, "'" + s.arg->name + "'");
     if (s.arg->role == ArgRole::Input && !task.contract.inout_allowed) {
-      std::vector<std::byte> after;
-      download(after, s.candidate, "'" + s.arg->name + "'");
-      const auto changed = compare_input(s.arg->type, s.count, s.initial.data(), after.data());
+      const auto changed = checks.compare_input(s.arg->type, s.count, s.initial.ptr(), s.candidate.ptr());
       if (changed.changed > 0) {
         passed = false;
         evaluation.fail("input_mutation", label + ": input '" + s.arg->name + "' was modified: " +
@@ -358,10 +427,8 @@ bool verify_trial(int index, Trial& trial, const CudaTask& task, const KernelMod
   for (auto& s : trial.args()) {
     if (!s.arg->is_compared()) continue;
     const std::string name = "'" + s.arg->name + "'";
-    download(s.run2, s.candidate, name);
-    download(s.reference_out, s.reference, name);
-    const auto c = compare_output(s.arg->type, s.count, s.reference_out.data(), s.run1.data(), s.run2.data(), tol,
-                                  s.arg->role == ArgRole::Output);
+    const auto c = checks.compare_output(s.arg->type, s.count, s.reference.ptr(), s.saved.ptr(), s.candidate.ptr(), tol,
+                                         s.arg->role == ArgRole::Output);
     max_abs = std::max(max_abs, c.max_abs_error);
     max_rel = std::max(max_rel, c.max_rel_error);
     failing += c.mismatches + c.nan_inf + c.unwritten;
@@ -395,17 +462,16 @@ bool verify_trial(int index, Trial& trial, const CudaTask& task, const KernelMod
 }
 
 // After many timed runs the candidate must still produce the reference's
-// result: catches state that changes behaviour only after some calls.
-void check_after_timing(Trial& trial, const CudaTask& task, int runs, Evaluation& evaluation) {
+// result (kept by save_reference_outputs before the timing): catches state
+// that changes behaviour only after some calls.
+void check_after_timing(Trial& trial, const CudaTask& task, const CheckKernels& checks, int runs, Evaluation& evaluation) {
   for (auto& s : trial.args()) {
     if (s.arg->role == ArgRole::InOut) return;  // every run updates it: no fixed expected value
   }
   for (auto& s : trial.args()) {
     if (!s.arg->is_compared()) continue;
-    std::vector<std::byte> after;
-    download(after, s.candidate, "'" + s.arg->name + "'");
-    const auto c = compare_output(s.arg->type, s.count, s.reference_out.data(), after.data(), after.data(),
-                                  task.numerics.tolerance, true);
+    const auto c = checks.compare_output(s.arg->type, s.count, s.saved.ptr(), s.candidate.ptr(), s.candidate.ptr(),
+                                         task.numerics.tolerance, true);
     const std::uint64_t wrong = c.mismatches + c.nan_inf;
     if (wrong > 0) {
       evaluation.fail("determinism", "after " + std::to_string(runs) + " timed runs, '" + s.arg->name + "' no longer matches the reference in " +
@@ -481,6 +547,7 @@ json NativeEvaluator::evaluate(const json& params) const {
   }
   const auto limit = launch_limit(params);
   Evaluation evaluation;
+  evaluation.phases.enter("compile");
 
   // Rule 6 first: a candidate that breaks the rules is not even compiled.
   for (const auto& finding : check_cuda_source(task.candidate.source, static_check_options(task))) {
@@ -501,33 +568,41 @@ json NativeEvaluator::evaluate(const json& params) const {
   }
 
   // Measured (or read from the cache) before the trials take device memory.
+  evaluation.phases.enter(nullptr);
   const std::optional<Ceilings> ceilings = ceilings_ ? ceilings_() : std::nullopt;
   try {
+    evaluation.phases.enter("compile");
     const KernelModule reference(reference_build.cubin, reference_build.lowered_names.at(task.reference.kernel), "reference");
     const KernelModule candidate(candidate_build.cubin, candidate_build.lowered_names.at(task.candidate.kernel), "candidate");
+    const CheckKernels& checks = load_check_kernels(compiler_, device_);
 
+    evaluation.phases.enter("verify");
     std::unique_ptr<Trial> kept;  // the last trial at the main sizes, timed afterwards
     bool passed = true;
     for (int t = 0; t < trials && passed; ++t) {
       kept.reset();
-      kept = std::make_unique<Trial>(task, task.contract.sizes, seed + static_cast<std::uint64_t>(t), distribution_for_trial(t));
-      passed = verify_trial(t, *kept, task, reference, candidate, limit, evaluation);
+      kept = std::make_unique<Trial>(task, task.contract.sizes, seed + static_cast<std::uint64_t>(t), distribution_for_trial(t),
+                                     &checks);
+      passed = verify_trial(t, *kept, task, reference, candidate, checks, limit, evaluation);
     }
     if (passed && task.contract.second_sizes) {
-      Trial second(task, *task.contract.second_sizes, seed + static_cast<std::uint64_t>(trials), distribution_for_trial(trials));
-      passed = verify_trial(trials, second, task, reference, candidate, limit, evaluation);
+      Trial second(task, *task.contract.second_sizes, seed + static_cast<std::uint64_t>(trials), distribution_for_trial(trials),
+                   &checks);
+      passed = verify_trial(trials, second, task, reference, candidate, checks, limit, evaluation);
     }
     if (!passed) return evaluation.to_json();
 
+    evaluation.phases.enter("time");
     KernelTimer timer(device_.l2_bytes, limit);
     Trial& timed = *kept;
+    timed.save_reference_outputs();
     timed.prepare_reference();
     timed.prepare_candidate(Poison::A);
     const auto [reference_time, candidate_time] = timer.time_interleaved(
         [&](cudaStream_t stream) { reference.launch(timed.reference_dims(), timed.reference_params(), stream); },
         [&](cudaStream_t stream) { candidate.launch(timed.candidate_dims(), timed.candidate_params(), stream); },
         timing_trials);
-    check_after_timing(timed, task, timing_trials + 3, evaluation);
+    check_after_timing(timed, task, checks, timing_trials + 3, evaluation);
     evaluation.timing = json{{"reference", to_json(reference_time)},
                              {"candidate", to_json(candidate_time)},
                              {"speedup", candidate_time.median_ms > 0 ? reference_time.median_ms / candidate_time.median_ms : 0.0}};
@@ -585,8 +660,13 @@ json NativeEvaluator::profile(const json& params) const {
       run();
       activities = tracer.stop();
     }
-    return {{"kernels", summarize_kernels(activities)},
-            {"metrics", {{"unavailable", "hardware metrics are not collected yet (the CUPTI range profiler is not wired in)"}}}};
+    // Hardware metrics in a pass of their own, once the trace is over (the
+    // range profiler replays the kernel; the two must not overlap). CUPTI's
+    // refusals come back as {"unavailable": reason}, never as a failed job.
+    prepare();
+    check_cuda(cudaDeviceSynchronize(), "preparing the metrics pass");
+    const MetricsOutcome metrics = collect_hardware_metrics(run);
+    return {{"kernels", summarize_kernels(activities)}, {"metrics", metrics_json(metrics)}};
   } catch (const CudaFailure& failure) {
     if (failure.context_lost()) throw ContextLost(failure.what());
     throw RpcError(ErrorCode::InternalError, failure.what());

@@ -1,8 +1,8 @@
 #include "engine/worker/output_checks.h"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <sstream>
 
 namespace hiera::worker {
@@ -49,66 +49,106 @@ std::string format_value(double value) {
 
 namespace {
 
-std::string at(std::size_t index, const std::string& what) { return "[" + std::to_string(index) + "]: " + what; }
+static_assert(std::endian::native == std::endian::little,
+              "elements travel as the low bytes of a 64-bit word, as on the GPU");
+
+std::string at(std::uint64_t index, const std::string& what) { return "[" + std::to_string(index) + "]: " + what; }
+
+int code(ScalarType type) { return static_cast<int>(type); }
+
+// Element `index` of a buffer of `width`-byte elements, as bits.
+std::uint64_t bits_at(const std::byte* data, std::size_t width, std::size_t index) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, data + index * width, width);
+  return bits;
+}
+
+// The host's pass over every element; the type is a template argument so the
+// per-element rules compile to straight-line code for it.
+template <int Type>
+check::CompareStats accumulate(std::size_t count, const std::byte* reference, const std::byte* run1, const std::byte* run2,
+                               const Tolerance& tolerance, bool poisoned) {
+  constexpr std::size_t width = static_cast<std::size_t>(check::width_of(Type));
+  check::CompareStats stats = check::empty_compare_stats();
+  for (std::size_t i = 0; i < count; ++i) {
+    check::note(stats,
+                check::classify(Type, bits_at(reference, width, i), bits_at(run1, width, i), bits_at(run2, width, i),
+                                tolerance.atol, tolerance.rtol, poisoned),
+                i);
+  }
+  return stats;
+}
 
 }  // namespace
 
 OutputComparison compare_output(ScalarType type, std::size_t count, const std::byte* reference, const std::byte* run1,
                                 const std::byte* run2, const Tolerance& tolerance, bool poisoned) {
+  check::CompareStats stats{};
+  switch (type) {
+    case ScalarType::Float32: stats = accumulate<check::kFloat32>(count, reference, run1, run2, tolerance, poisoned); break;
+    case ScalarType::Float16: stats = accumulate<check::kFloat16>(count, reference, run1, run2, tolerance, poisoned); break;
+    case ScalarType::BFloat16: stats = accumulate<check::kBFloat16>(count, reference, run1, run2, tolerance, poisoned); break;
+    case ScalarType::Float64: stats = accumulate<check::kFloat64>(count, reference, run1, run2, tolerance, poisoned); break;
+    case ScalarType::Int32: stats = accumulate<check::kInt32>(count, reference, run1, run2, tolerance, poisoned); break;
+    case ScalarType::Int64: stats = accumulate<check::kInt64>(count, reference, run1, run2, tolerance, poisoned); break;
+    case ScalarType::UInt8: stats = accumulate<check::kUInt8>(count, reference, run1, run2, tolerance, poisoned); break;
+  }
   const std::size_t width = size_of(type);
-  const auto poison_a = poison_element(type, Poison::A);
-  const auto poison_b = poison_element(type, Poison::B);
+  return describe_output(type, count, stats, [&](std::uint64_t i) {
+    return OutputSample{bits_at(reference, width, i), bits_at(run1, width, i), bits_at(run2, width, i)};
+  });
+}
+
+OutputComparison describe_output(ScalarType type, std::uint64_t count, const check::CompareStats& stats,
+                                 const std::function<OutputSample(std::uint64_t index)>& sample) {
   OutputComparison result;
   result.elements = count;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::byte* r = reference + i * width;
-    const std::byte* c1 = run1 + i * width;
-    const std::byte* c2 = run2 + i * width;
-    const bool reference_wrote = !poisoned || std::memcmp(r, poison_a.data(), width) != 0;
-    if (poisoned && std::memcmp(c1, poison_a.data(), width) == 0 && std::memcmp(c2, poison_b.data(), width) == 0) {
-      if (reference_wrote) {
-        if (result.unwritten++ == 0) result.first_unwritten = at(i, "expected " + format_value(load_as_double(type, r)) + ", never written");
-      }
-      continue;
-    }
-    if (!reference_wrote) continue;  // the reference leaves it alone, so may the candidate
-    ++result.compared;
-    if (std::memcmp(c1, c2, width) != 0 && result.nondeterministic++ == 0) {
-      result.first_nondeterministic =
-          at(i, "first run " + format_value(load_as_double(type, c1)) + ", second run " + format_value(load_as_double(type, c2)));
-    }
-    const double expected = load_as_double(type, r);
-    const double got = load_as_double(type, c1);
-    // Formatted only for the first of each problem: this loop runs over every element.
-    auto described = [&] { return at(i, "expected " + format_value(expected) + ", got " + format_value(got)); };
-    if (std::isnan(expected) || std::isinf(expected) || !std::isfinite(got)) {
-      // NaN only where the reference has NaN, Inf only where it has the same Inf.
-      const bool same = (std::isnan(expected) && std::isnan(got)) || (std::isinf(expected) && got == expected);
-      if (!same && result.nan_inf++ == 0) result.first_nan_inf = described();
-      continue;
-    }
-    const double diff = std::fabs(got - expected);
-    if (diff > result.max_abs_error) result.max_abs_error = diff;
-    if (expected != 0.0) {
-      const double rel = diff / std::fabs(expected);
-      if (rel > result.max_rel_error) result.max_rel_error = rel;
-    }
-    if (diff > tolerance.atol + tolerance.rtol * std::fabs(expected) && result.mismatches++ == 0) {
-      result.first_mismatch = described();
-    }
+  result.compared = stats.compared;
+  result.unwritten = stats.unwritten;
+  result.mismatches = stats.mismatches;
+  result.nan_inf = stats.nan_inf;
+  result.nondeterministic = stats.nondeterministic;
+  result.max_abs_error = check::double_from_bits(stats.max_abs_error_bits);
+  result.max_rel_error = check::double_from_bits(stats.max_rel_error_bits);
+  auto text = [&](std::uint64_t bits) { return format_value(check::load_double(code(type), bits)); };
+  if (stats.unwritten > 0) {
+    const OutputSample s = sample(stats.first_unwritten);
+    result.first_unwritten = at(stats.first_unwritten, "expected " + text(s.reference) + ", never written");
+  }
+  if (stats.nondeterministic > 0) {
+    const OutputSample s = sample(stats.first_nondeterministic);
+    result.first_nondeterministic =
+        at(stats.first_nondeterministic, "first run " + text(s.run1) + ", second run " + text(s.run2));
+  }
+  if (stats.nan_inf > 0) {
+    const OutputSample s = sample(stats.first_nan_inf);
+    result.first_nan_inf = at(stats.first_nan_inf, "expected " + text(s.reference) + ", got " + text(s.run1));
+  }
+  if (stats.mismatches > 0) {
+    const OutputSample s = sample(stats.first_mismatch);
+    result.first_mismatch = at(stats.first_mismatch, "expected " + text(s.reference) + ", got " + text(s.run1));
   }
   return result;
 }
 
 InputComparison compare_input(ScalarType type, std::size_t count, const std::byte* original, const std::byte* after) {
-  InputComparison result;
   const std::size_t width = size_of(type);
-  if (count == 0 || std::memcmp(original, after, count * width) == 0) return result;  // the common case, fast
-  for (std::size_t i = 0; i < count; ++i) {
-    if (std::memcmp(original + i * width, after + i * width, width) != 0 && result.changed++ == 0) {
-      result.first_changed = at(i, "was " + format_value(load_as_double(type, original + i * width)) + ", now " +
-                                       format_value(load_as_double(type, after + i * width)));
-    }
+  if (count == 0 || std::memcmp(original, after, count * width) == 0) return {};  // the common case, fast
+  check::ChangeStats stats = check::empty_change_stats();
+  for (std::size_t i = 0; i < count; ++i) check::note_change(stats, bits_at(original, width, i), bits_at(after, width, i), i);
+  return describe_input(type, stats, [&](std::uint64_t i) {
+    return InputSample{bits_at(original, width, i), bits_at(after, width, i)};
+  });
+}
+
+InputComparison describe_input(ScalarType type, const check::ChangeStats& stats,
+                               const std::function<InputSample(std::uint64_t index)>& sample) {
+  InputComparison result;
+  result.changed = stats.changed;
+  if (stats.changed > 0) {
+    const InputSample s = sample(stats.first_changed);
+    result.first_changed = at(stats.first_changed, "was " + format_value(check::load_double(code(type), s.original)) +
+                                                       ", now " + format_value(check::load_double(code(type), s.after)));
   }
   return result;
 }

@@ -1,7 +1,9 @@
 #pragma once
-// The host-side half of verification (rules 2 to 5): poison patterns, and the
+// Verification rules 2 to 5 on the host: poison patterns, and the
 // element-by-element comparison of the reference's output with the
-// candidate's two runs, in double precision.
+// candidate's two runs, in double precision. The per-element rules live in
+// check_math.h, shared with the GPU's check kernels (check_kernels.h), and
+// both paths turn their counts into the same messages here (describe_*).
 //
 // Outputs are poisoned before each run: pattern A before the reference and
 // the candidate's first run, pattern B before its second. An element still at
@@ -11,9 +13,11 @@
 // them (a uint8 127) from being mistaken for an unwritten element.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "engine/worker/check_math.h"
 #include "engine/worker/scalar_types.h"
 
 namespace hiera::worker {
@@ -62,6 +66,25 @@ struct InputComparison {
 
 // Bit-for-bit comparison of an input after a run with its original.
 InputComparison compare_input(ScalarType type, std::size_t count, const std::byte* original, const std::byte* after);
+
+// The bits of one element (in the low bytes) of each compared buffer.
+struct OutputSample {
+  std::uint64_t reference = 0;
+  std::uint64_t run1 = 0;
+  std::uint64_t run2 = 0;
+};
+struct InputSample {
+  std::uint64_t original = 0;
+  std::uint64_t after = 0;
+};
+
+// A comparison's result from what was accumulated over its `count` elements
+// (by the host loop or a device kernel): `sample` is called only at the
+// stats' first indices, for the elements the messages quote.
+OutputComparison describe_output(ScalarType type, std::uint64_t count, const check::CompareStats& stats,
+                                 const std::function<OutputSample(std::uint64_t index)>& sample);
+InputComparison describe_input(ScalarType type, const check::ChangeStats& stats,
+                               const std::function<InputSample(std::uint64_t index)>& sample);
 
 // A number as the messages print it (shortest round-trip form).
 std::string format_value(double value);

@@ -5,8 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <utility>
+#include <vector>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "protocol/json_text.h"
@@ -21,6 +22,27 @@ namespace {
 std::string trim(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   return text;
+}
+
+// The stdout of a short command (locating python, asking torch's version), or
+// nullopt when it cannot start, fails or runs too long. Its stderr goes to
+// ours, so what went wrong reaches the engine's log.
+std::optional<std::string> output_of(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  engine::SpawnOptions options;
+  options.stderr_mode = engine::SpawnOptions::Stderr::Inherited;
+  options.die_with_parent = true;
+  try {
+    auto run = engine::run_to_completion(argv, "", timeout, options);
+    if (run.timed_out || run.status.code != 0) return std::nullopt;
+    return std::move(run.out);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
 }
 
 }  // namespace
@@ -39,7 +61,7 @@ PythonEnvironment resolve_python_environment(const std::optional<std::string>& e
   const std::string finder = std::string(HIERA_SOURCE_DIR) + "/scripts/find-torch-python";
   std::error_code ec;
   if (std::filesystem::exists(finder, ec)) {
-    if (auto found = capture_output({finder}, std::chrono::seconds(120))) {
+    if (auto found = output_of({finder}, std::chrono::seconds(120))) {
       environment.python = trim(*found);
       if (!environment.python.empty()) return environment;
     }
@@ -49,7 +71,7 @@ PythonEnvironment resolve_python_environment(const std::optional<std::string>& e
 }
 
 std::optional<std::string> torch_version(const std::string& python) {
-  auto out = capture_output({python, "-c", "import torch, sys; sys.stdout.write(torch.__version__)"}, std::chrono::seconds(120));
+  auto out = output_of({python, "-c", "import torch, sys; sys.stdout.write(torch.__version__)"}, std::chrono::seconds(120));
   if (!out || out->empty()) return std::nullopt;
   return trim(*out);
 }
@@ -63,14 +85,21 @@ void PythonRunner::start() {
             << " -m hiera_runner (PYTHONPATH=" << environment_.pythonpath << ")\n";
   std::string pythonpath = environment_.pythonpath;
   if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing) pythonpath += std::string(":") + existing;
-  child_ = spawn_child({environment_.python, "-m", "hiera_runner"},
-                       {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}});
+  engine::SpawnOptions options;
+  options.extra_env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}};
+  options.stderr_mode = engine::SpawnOptions::Stderr::Inherited;  // its logs join ours
+  options.own_process_group = false;  // signals to the worker's group reach it too
+  options.die_with_parent = true;     // a killed worker leaves no runner holding the GPU
+  child_ = std::make_unique<engine::ChildProcess>(std::vector<std::string>{environment_.python, "-m", "hiera_runner"},
+                                                  options);
+  to_runner_ = child_->take_stdin();
+  from_runner_ = child_->take_stdout();
   reader_ = protocol::FrameReader();
 }
 
 bool PythonRunner::write_all(std::string_view bytes) {
   while (!bytes.empty()) {
-    const ssize_t n = ::write(child_.stdin_fd, bytes.data(), bytes.size());
+    const ssize_t n = ::write(to_runner_, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     bytes.remove_prefix(static_cast<std::size_t>(n));
@@ -79,21 +108,29 @@ bool PythonRunner::write_all(std::string_view bytes) {
 }
 
 RunnerDied PythonRunner::died(const std::string& while_doing) {
-  const int status = stop_child(child_, std::chrono::seconds(5));
-  return RunnerDied{"the Python runner " + describe_wait_status(status) + " " + while_doing};
+  const engine::ExitStatus status = stop_runner(std::chrono::seconds(5));
+  return RunnerDied{"the Python runner died (" + status.describe() + ") " + while_doing};
+}
+
+engine::ExitStatus PythonRunner::stop_runner(std::chrono::milliseconds grace) {
+  close_fd(to_runner_);
+  close_fd(from_runner_);
+  if (!child_) return engine::ExitStatus{};
+  std::optional<engine::ExitStatus> status = child_->wait_for(grace);
+  if (!status) status = child_->kill();
+  child_.reset();
+  return *status;
 }
 
 std::variant<json, RunnerDied> PythonRunner::call(const std::string& method, const json& params) {
-  if (child_.pid >= 0) {
+  if (child_) {
     // A runner that ended between jobs (idle crash, exit after a reply) is replaced, not blamed on this job.
-    int status = 0;
-    if (::waitpid(child_.pid, &status, WNOHANG) == child_.pid) {
-      std::cerr << "hiera-worker: the Python runner " << describe_wait_status(status) << " between jobs\n";
-      child_.pid = -1;
-      stop_child(child_, std::chrono::milliseconds(0));
+    if (auto status = child_->wait_for(std::chrono::milliseconds(0))) {
+      std::cerr << "hiera-worker: the Python runner ended (" << status->describe() << ") between jobs\n";
+      stop_runner(std::chrono::milliseconds(0));
     }
   }
-  if (child_.pid < 0) {
+  if (!child_) {
     try {
       start();
     } catch (const std::exception& e) {
@@ -128,11 +165,11 @@ std::variant<json, RunnerDied> PythonRunner::call(const std::string& method, con
       const bool restart = carrier && carrier->is_object() && carrier->value("restart", false);
       if (restart) {
         std::cerr << "hiera-worker: the Python runner asked to be restarted\n";
-        stop_child(child_, std::chrono::seconds(5));
+        stop_runner(std::chrono::seconds(5));
       }
       return answer;
     }
-    const ssize_t n = ::read(child_.stdout_fd, buffer, sizeof buffer);
+    const ssize_t n = ::read(from_runner_, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return died("during the job");
     reader_.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
@@ -140,10 +177,10 @@ std::variant<json, RunnerDied> PythonRunner::call(const std::string& method, con
 }
 
 void PythonRunner::stop() {
-  if (child_.pid < 0) return;
+  if (!child_) return;
   const json request = protocol::to_json(protocol::Request{protocol::RequestId(next_id_++), "shutdown", json::object()});
   write_all(protocol::FrameWriter::encode(request.dump()));
-  stop_child(child_, std::chrono::seconds(5));
+  stop_runner(std::chrono::seconds(5));
 }
 
 }  // namespace hiera::worker

@@ -4,13 +4,15 @@
 // "pytorch"` request to it and relays the answer. A runner that dies
 // mid-job, or answers with "restart": true, is stopped; the job is reported
 // as failed, and the next PyTorch job starts a fresh runner.
+#include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 
 #include <nlohmann/json.hpp>
 
-#include "engine/worker/child_process.h"
+#include "engine/common/child_process.h"
 #include "protocol/framing.h"
 
 namespace hiera::worker {
@@ -30,7 +32,7 @@ PythonEnvironment resolve_python_environment(const std::optional<std::string>& e
 std::optional<std::string> torch_version(const std::string& python);
 
 struct RunnerDied {
-  std::string message;  // "the Python runner exited with status 1"
+  std::string message;  // "the Python runner died (exit status 1) during the job"
 };
 
 class PythonRunner {
@@ -51,9 +53,15 @@ class PythonRunner {
   void start();
   bool write_all(std::string_view bytes);
   RunnerDied died(const std::string& while_doing);
+  // Closes the pipes (the runner exits at the end of its input), waits up to
+  // grace, then kills it; reaps.
+  engine::ExitStatus stop_runner(std::chrono::milliseconds grace);
 
   PythonEnvironment environment_;
-  ChildProcess child_;
+  // Started with die_with_parent from the worker's main thread, which lives as long as the worker.
+  std::unique_ptr<engine::ChildProcess> child_;
+  int to_runner_ = -1;    // the runner's stdin
+  int from_runner_ = -1;  // the runner's stdout
   protocol::FrameReader reader_;
   long long next_id_ = 1;
 };

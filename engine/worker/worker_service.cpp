@@ -174,7 +174,7 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
     return *s.probe;
   }
 
-  if (method == "evaluate" || method == "profile") {
+  if (method == "evaluate" || method == "profile" || method == "deliver") {
     const auto task = params.find("task");
     if (task == params.end() || !task->is_object()) throw RpcError(ErrorCode::InvalidParams, "params.task must be an object");
     const std::string kind = task->value("kind", "");
@@ -184,6 +184,7 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
       if (auto* died = std::get_if<RunnerDied>(&answer)) {
         std::cerr << "hiera-worker: " << died->message << "\n";
         if (method == "evaluate") return runner_died_evaluation(died->message);
+        if (method == "deliver") return {{"delivered_source", nullptr}, {"evaluation", runner_died_evaluation(died->message)}};
         throw RpcError(ErrorCode::InternalError, died->message);
       }
       json& response = std::get<json>(answer);
@@ -231,6 +232,17 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
     }
     json result = evaluator.evaluate(params);
     if (result.value("restart", false)) exit_code_ = kExitRestart;
+    if (method == "deliver") {
+      // A CUDA kernel's delivered form is its source (it needs only the CUDA
+      // toolkit), so its verification in that form is the evaluation itself.
+      json delivery = {{"delivered_source", task->at("candidate").at("source")}};
+      if (result.contains("restart")) {
+        delivery["restart"] = result["restart"];
+        result.erase("restart");
+      }
+      delivery["evaluation"] = std::move(result);
+      return delivery;
+    }
     return result;
   }
 

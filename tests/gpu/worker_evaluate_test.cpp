@@ -449,7 +449,9 @@ TEST(WorkerGpu, ProfileListsTheKernelThatRan) {
   EXPECT_EQ(kernels[0]["calls"], 1);
   EXPECT_GT(kernels[0]["total_ns"].get<long long>(), 0);
   EXPECT_EQ(kernels[0]["mean_ns"], kernels[0]["total_ns"]);
-  EXPECT_TRUE(reference["result"]["metrics"].contains("unavailable"));
+  // Hardware metrics, or why there are none (worker_profile_metrics_test checks their values).
+  const json& metrics = reference["result"]["metrics"];
+  EXPECT_TRUE(metrics.contains("unavailable") || metrics.contains("dram_throughput_pct")) << metrics.dump();
   const json& candidate = session.replies[1]["result"]["kernels"];
   ASSERT_EQ(candidate.size(), 1u) << session.replies[1].dump();
   EXPECT_EQ(candidate[0]["name"], "saxpy_stride");

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -30,13 +33,37 @@ TEST(HieraCli, VersionAndHelp) {
 
 TEST(HieraCli, SubcommandsNotYetAvailableExitTwoWithAClearMessage) {
   const std::vector<std::vector<std::string>> calls = {
-      {HIERA_BIN, "optimize", "k.cu"}, {HIERA_BIN, "analyze", "k.cu"}, {HIERA_BIN, "bench", "samples"}};
+      {HIERA_BIN, "analyze", "k.cu"}, {HIERA_BIN, "bench", "samples"}};
   for (const auto& argv : calls) {
     auto r = run_process(argv, "");
     EXPECT_EQ(r.exit_code, 2) << argv[1];
     EXPECT_NE(r.err.find("hiera " + argv[1] + ": not available yet"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
   }
+}
+
+TEST(HieraCli, OptimizeRefusesABadTargetWithExitOneAndItsReason) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "notes.txt") << "hello\n";
+    std::ofstream(dir / "two.cu") << "__global__ void a(float* x) {}\n__global__ void b(float* x) {}\n";
+    std::ofstream(dir / "m.py") << "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {(dir / "missing.py").string(), "missing.py: cannot read the file"},
+      {(dir / "notes.txt").string(), "not '.txt' files"},
+      {(dir / "two.cu").string(), "name the kernel to optimize (FILE::KERNEL); kernels here: a, b"},
+      {(dir / "two.cu").string() + "::c", "no __global__ kernel 'c' (kernels here: a, b)"},
+      {(dir / "m.py").string(), "no get_inputs() function"},
+  };
+  for (const auto& [target, message] : cases) {
+    auto r = run_process({HIERA_BIN, "optimize", target, "--quiet"}, "");
+    EXPECT_EQ(r.exit_code, 1) << target;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(HieraCli, WorkerRunsTheSiblingWorkerOrSaysWhyNot) {

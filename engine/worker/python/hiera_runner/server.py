@@ -1,6 +1,6 @@
 """The serve loop: frames in, one response per request out, jobs in order.
 
-Methods: hello, evaluate, profile, shutdown. A handler's exception becomes a
+Methods: hello, evaluate, profile, deliver, shutdown. A handler's exception becomes a
 JSON-RPC error and the loop goes on; a broken CUDA context ends the process
 with exit code 3 after the reply (the parent restarts the runner).
 """
@@ -27,7 +27,7 @@ class Server(object):
         self.writer = framing.FrameWriter(out_fd)
         self.reader = framing.FrameReader()
         self.handlers = {"hello": self.hello, "evaluate": self.evaluate, "profile": self.profile,
-                         "shutdown": self.shutdown}
+                         "deliver": self.deliver, "shutdown": self.shutdown}
         self._exit_code = None  # set by a handler: exit after its reply
 
     # --- the loop -------------------------------------------------------------
@@ -105,6 +105,10 @@ class Server(object):
     def profile(self, params):
         from . import profile
         return self._job(profile.profile, params)
+
+    def deliver(self, params):
+        from . import deliver
+        return self._job(deliver.deliver, params)
 
     def shutdown(self, params):
         self._exit_code = 0

@@ -122,7 +122,7 @@ TEST_F(PythonForwarding, RelaysAnswersAndRestartsTheRunnerAfterADeathOrARequest)
   const json& crashed = replies[2]["result"];
   EXPECT_EQ(crashed["verdict"], "failed");
   EXPECT_EQ(crashed["failures"][0]["check"], "runtime");
-  EXPECT_NE(crashed["failures"][0]["message"].get<std::string>().find("exited with status 7"), std::string::npos) << crashed;
+  EXPECT_NE(crashed["failures"][0]["message"].get<std::string>().find("died (exit status 7)"), std::string::npos) << crashed;
 
   const json& after_crash = replies[3]["result"];
   EXPECT_EQ(after_crash["verdict"], "passed");
@@ -138,7 +138,7 @@ TEST_F(PythonForwarding, RelaysAnswersAndRestartsTheRunnerAfterADeathOrARequest)
   EXPECT_EQ(replies[6]["error"]["data"]["line"], 3);
 
   EXPECT_EQ(replies[7]["error"]["code"], -32603);  // a profile whose runner died
-  EXPECT_NE(replies[7]["error"]["message"].get<std::string>().find("exited with status 7"), std::string::npos);
+  EXPECT_NE(replies[7]["error"]["message"].get<std::string>().find("died (exit status 7)"), std::string::npos);
   EXPECT_EQ(replies[8]["error"]["code"], -32603);
   EXPECT_EQ(replies[8]["error"]["message"], "CUDA broke");
   EXPECT_FALSE(replies[8]["error"].contains("data")) << "the runner's restart is not the worker's";

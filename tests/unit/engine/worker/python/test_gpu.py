@@ -1,5 +1,7 @@
 """The CUDA paths (skipped without a GPU): NVRTC launches, allocator poison,
-CUDA-event timing, kernel profiles, and the restart after a broken context."""
+CUDA-event timing, kernel profiles, the restart after a broken context, and
+the delivered form of an NVRTC candidate (built with load_inline: nvcc and
+ninja must be there; a cold build takes about a minute)."""
 
 import unittest
 
@@ -118,6 +120,108 @@ class CudaEvaluateTest(unittest.TestCase):
         self.assertEqual(len(launched[0]["grid"]), 3)
         self.assertEqual(len(launched[0]["block"]), 3)
         self.assertGreater(launched[0]["total_ns"], 0)
+
+
+# 64 x 256 outputs: reverse_shared needs 64 KiB of dynamic shared memory (over 48 KiB: opted into).
+DELIVER_REFERENCE = fixtures.linear_relu_reference(64, 256)
+
+# relu2 (extern "C"), fill<double> (a template, float64/int64 markers) and
+# reverse_shared twice (shared memory; the identity): the reference's values.
+NVRTC_CANDIDATE = candidate('''
+    y = self.lin(x).contiguous()
+    out = torch.empty_like(y)
+    n = y.numel()
+    self.relu2((n + 255) // 256, 256, out, y, n)
+    zeros = torch.empty(n, dtype=torch.float64, device=y.device)
+    self.fill((n + 127) // 128, (128,), zeros, rt.float64(0.0), rt.int64(n))
+    self.reverse(1, 256, out, n, shared_mem=n * 4)
+    self.reverse(1, 256, out, n, shared_mem=n * 4)
+    return out + zeros.view_as(out).to(out.dtype)
+''', init_extra="self.relu2 = rt.compile(KERNELS, 'relu2')\n"
+                 "self.fill = rt.compile(KERNELS, 'fill<double>')\n"
+                 "self.reverse = rt.compile(KERNELS, 'reverse_shared')",
+    imports="from hiera_runner import nvrtc_runtime as rt\nKERNELS = %r" % KERNELS)
+
+
+def bits(t):
+    t = t.detach().contiguous()
+    return t.view(torch.int64 if t.element_size() == 8 else torch.int32) if t.is_floating_point() else t
+
+
+@unittest.skipUnless(HAS_CUDA, "no CUDA device")
+class DeliverTest(unittest.TestCase):
+    def test_delivered_nvrtc_candidate_passes_in_its_delivered_form(self):
+        from hiera_runner import deliver
+        self.assertEqual(ev.evaluate(gpu_params(NVRTC_CANDIDATE, DELIVER_REFERENCE))["verdict"], "passed")
+        r = deliver.deliver(gpu_params(NVRTC_CANDIDATE, DELIVER_REFERENCE, timing_trials=10))
+        self.assertEqual(set(r), {"delivered_source", "evaluation"})
+        self.assertEqual(deliver.hiera_imports(r["delivered_source"]), [])
+        self.assertNotIn("hiera", r["delivered_source"])
+        evaluation = r["evaluation"]
+        self.assertEqual(evaluation["verdict"], "passed", evaluation["failures"])
+        self.assertEqual(len(evaluation["trials"]), 5)
+        self.assertEqual(evaluation["timing"]["candidate"]["trials"], 10)
+
+    def test_delivered_outputs_equal_the_nvrtc_form_bit_for_bit(self):
+        from hiera_runner import deliver, inputs, loader
+        nvrtc_form = loader.load(NVRTC_CANDIDATE, "candidate")
+        delivered_form = loader.load(deliver.to_delivered(NVRTC_CANDIDATE), "candidate")
+        reference = loader.load(DELIVER_REFERENCE, "reference")
+        try:
+            models = []
+            for form in (nvrtc_form, delivered_form):
+                torch.manual_seed(7)
+                models.append(form.get("ModelNew")(256).cuda())
+            for trial in range(3):
+                x = inputs.make(reference.get("get_inputs"), 100 + trial, inputs.distribution_for(trial),
+                                torch.device("cuda"))
+                a, b = (m(*inputs.clone(x)) for m in models)
+                torch.cuda.synchronize()
+                self.assertEqual((a.dtype, a.shape), (b.dtype, b.shape))
+                self.assertTrue(torch.equal(bits(a), bits(b)), "trial %d differs" % trial)
+
+            # The kernels alone, with every kind of argument.
+            from hiera_runner import nvrtc_runtime as rt
+            shim = delivered_form.get("_nvrtc_runtime")
+            for form_rt in (rt, shim):
+                fill = form_rt.compile(KERNELS, "fill<double>")
+                p = torch.zeros(5000, dtype=torch.float64, device="cuda")
+                fill((5000 + 127) // 128, (128,), p, form_rt.float64(0.1), form_rt.int64(4999))
+                torch.cuda.synchronize()
+                self.assertTrue(bool((p[:4999] == 0.1).all()) and float(p[4999]) == 0.0)
+            outs = []
+            x = torch.randn(20000, device="cuda")
+            for form_rt in (rt, shim):
+                relu2 = form_rt.compile(KERNELS, "relu2")
+                reverse = form_rt.compile(KERNELS, "reverse_shared")
+                out = torch.empty_like(x)
+                relu2((20000 + 255) // 256, 256, out, x, 20000)
+                reverse(1, 256, out, 20000, shared_mem=20000 * 4)  # 80 000 bytes
+                outs.append(out)
+            torch.cuda.synchronize()
+            self.assertTrue(torch.equal(bits(outs[0]), bits(outs[1])))
+            self.assertTrue(torch.equal(outs[1], (torch.relu(x) * 2).flip(0)))
+            with self.assertRaises(TypeError):
+                shim.compile(KERNELS, "relu2")(1, 32, torch.empty(32), torch.empty(32), 32)  # a CPU tensor
+            with self.assertRaises(RuntimeError) as e:
+                shim.compile(KERNELS, "relu2")(1, 32, torch.empty(32, device="cuda"))  # too few arguments
+            self.assertIn("takes 3 arguments", str(e.exception))
+        finally:
+            for m in (nvrtc_form, delivered_form, reference):
+                m.unload()
+
+    def test_deliver_job_through_the_runner(self):
+        import test_runner_process
+        from unittest import mock
+        runner = test_runner_process.Runner()
+        try:
+            with mock.patch.object(test_runner_process, "TIMEOUT_S", 600):  # a cold nvcc build
+                reply = runner.call(1, "deliver", gpu_params(NVRTC_CANDIDATE, DELIVER_REFERENCE))
+            result = reply["result"]
+            self.assertEqual(result["evaluation"]["verdict"], "passed", result["evaluation"])
+            self.assertNotIn("restart", result)
+        finally:
+            runner.close()
 
 
 @unittest.skipUnless(HAS_CUDA, "no CUDA device")

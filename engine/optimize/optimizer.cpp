@@ -1,0 +1,498 @@
+#include "engine/optimize/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <future>
+
+#include "engine/eval/evaluation_client.h"
+#include "engine/knowledge/probe_check.h"
+#include "engine/optimize/report.h"
+#include "engine/optimize/run_log.h"
+#include "engine/plan/escalation.h"
+#include "engine/plan/plan_report.h"
+#include "engine/plan/planner.h"
+#include "engine/plan/regions.h"
+#include "engine/plan/roofline.h"
+#include "engine/plan/worker_profile.h"
+#include "engine/spec/annotations.h"
+#include "engine/spec/spec_builder.h"
+#include "engine/spec/worker_task.h"
+
+namespace hiera::engine::optimize {
+
+using nlohmann::json;
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string failure_text(const eval::CheckFailure& f) { return f.check + ": " + f.message; }
+
+// The state of one run, shared by the steps of Optimizer::run.
+struct Run {
+  Run(const OptimizeOptions& o, const ProgressCallback& p, const CancellationToken& c) : options(o), progress(p), cancel(c) {}
+  const OptimizeOptions& options;
+  const ProgressCallback& progress;
+  const CancellationToken& cancel;
+  OptimizeResult result;
+  std::unique_ptr<RunLog> log;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  int budget = kDefaultBudget;
+  double time_limit_s = kDefaultTimeLimitS;
+  std::optional<double> best_speedup;
+  std::string step_label;
+
+  void report(const std::string& phase, const std::string& message) {
+    if (!progress) return;
+    OptimizeProgress p;
+    p.phase = phase;
+    p.message = message;
+    p.tried = result.figures.proposed;
+    p.verified = result.figures.correct;
+    p.budget = budget;
+    p.best_speedup = best_speedup;
+    p.step = step_label;
+    progress(p);
+  }
+  void decide(const std::string& decision) {
+    result.decisions.push_back(decision);
+    if (log) log->write("decision", {{"text", decision}});
+  }
+  bool out_of_time() const { return seconds_since(start) >= time_limit_s; }
+};
+
+json evaluation_json(const eval::Evaluation& e) {
+  json failures = json::array();
+  for (const auto& f : e.failures) failures.push_back({{"check", f.check}, {"message", f.message}});
+  json out = {{"verdict", eval::to_string(e.verdict)}, {"failures", failures}, {"worker", e.record.worker}};
+  if (e.timing) out["speedup"] = e.timing->speedup;
+  return out;
+}
+
+knowledge::Space parse_space_or(const std::string& text, knowledge::Space fallback) {
+  return knowledge::parse_space(text).value_or(fallback);
+}
+
+// The region's bound over its time in a candidate that saved (reference - candidate)
+// there: what next_action compares with near_sol.
+double fraction_of_sol(const plan::Plan& plan, const std::string& region, double reference_ms, double speedup) {
+  for (const auto& a : plan.regions) {
+    if (a.region.name != region || a.point.bound_ms <= 0) continue;
+    const double saved = reference_ms - reference_ms / speedup;
+    const double in_region = std::max(a.region.measured_ms - saved, a.point.bound_ms * 1e-3);
+    return a.point.bound_ms / in_region;
+  }
+  return 0.0;
+}
+
+// The worker's task for a candidate. A CUDA candidate may launch differently
+// from the reference: its own `hiera: launch` annotation says how.
+json candidate_task(const spec::TaskSpec& spec, const std::string& reference_source, const std::string& candidate_source,
+                    const std::string& kernel, const std::string& device) {
+  spec::CandidateTask candidate;
+  candidate.device = device;
+  if (spec.kind == spec::TargetKind::Cuda) {
+    candidate.kernel = kernel;
+    const auto annotations = spec::parse_annotations(candidate_source, spec::SourceLanguage::Cuda);
+    for (const auto& clause : annotations.clauses) {
+      if (clause.name == "interface.launch") candidate.launch = spec::Launch::from_json(clause.value);
+    }
+  }
+  return spec::to_worker_task(spec, reference_source, candidate_source, candidate);
+}
+
+}  // namespace
+
+bool faster_beyond_noise(const eval::Timing& t) {
+  return t.candidate.median_ms < t.reference.median_ms && t.candidate.p90_ms < t.reference.p10_ms;
+}
+
+Optimizer::Optimizer(eval::WorkerPool& pool, const knowledge::KnowledgeBase& knowledge,
+                     std::vector<std::shared_ptr<propose::Proposer>> proposers)
+    : pool_(pool), knowledge_(knowledge), proposers_(std::move(proposers)) {}
+
+OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCallback& progress,
+                              const CancellationToken& cancel) {
+  Run run(options, progress, cancel);
+  OptimizeResult& result = run.result;
+  const Target& target = options.target;
+  result.target = target.name();
+  eval::EvaluationClient client(pool_);
+
+  auto finish = [&](Outcome outcome, std::string message) -> OptimizeResult {
+    result.outcome = outcome;
+    result.message = std::move(message);
+    result.wall_s = seconds_since(run.start);
+    if (run.log) {
+      run.log->write("done", {{"outcome", to_string(outcome)}, {"message", result.message}});
+      try {
+        run.log->write_file("result.json", to_json(result).dump(1));
+        run.log->write_file("report.md", to_markdown(result));
+      } catch (const std::exception& e) {
+        result.message += " (the run directory could not be written: " + std::string(e.what()) + ")";
+      }
+    }
+    run.report("done", result.message);
+    return result;
+  };
+
+  try {
+    run.log = std::make_unique<RunLog>(new_run_directory(options.runs_dir, target.file.stem().string(), target.symbol));
+    result.run_dir = run.log->directory();
+  } catch (const std::exception& e) {
+    return finish(Outcome::Error, e.what());
+  }
+  run.log->write("start", {{"target", result.target}, {"file", target.file.string()}, {"kind", spec::to_string(target.kind)},
+                           {"workers", pool_.size()}, {"proposers", [&] {
+                              json names = json::array();
+                              for (const auto& p : proposers_) names.push_back(p->name());
+                              return names;
+                            }()}});
+  for (const auto& problem : knowledge_.problems) run.decide("knowledge problem skipped: " + problem.to_string());
+
+  try {
+    // 2. The task spec from configuration and annotations (the probe's facts join below).
+    run.report("spec", "reading the contract");
+    spec::SpecInputs inputs;
+    inputs.target = result.target;
+    inputs.kind = target.kind;
+    inputs.source = target.source;
+    inputs.configuration = options.configuration;
+    spec::SpecBuildResult built = spec::build_spec(inputs);
+    if (!built.ok()) {
+      std::string text;
+      for (const auto& e : built.problems) text += (text.empty() ? "" : "; ") + e.to_string();
+      return finish(Outcome::Error, "the task spec has errors: " + text);
+    }
+
+    // The device: its measured ceilings, or the knowledge's datasheet when there is no GPU.
+    run.report("probe", "probing the worker's device");
+    const eval::DeviceProbe probe = client.probe({false, std::chrono::minutes(5), cancel, std::nullopt});
+    throw_if_cancelled(cancel);
+    plan::Ceilings ceilings;
+    if (probe.ok()) {
+      result.gpu = probe.name;
+      ceilings = plan::ceilings_from_probe(probe.copy_gbs, probe.gemm_tflops, probe.name);
+      if (const auto* gpu = knowledge_.find_gpu(probe.name)) {
+        for (const auto& deviation : knowledge::check_against_probe(*gpu, probe.copy_gbs, probe.gemm_tflops)) {
+          run.decide("probe check: " + deviation.message);
+        }
+      }
+    } else {
+      const knowledge::GpuSpec* gpu = knowledge_.gpu(options.target_gpu);
+      result.gpu = "cpu";
+      if (!gpu) return finish(Outcome::Error, "no GPU to probe (" + probe.job_failure->message +
+                                                  ") and no knowledge GPU '" + options.target_gpu + "' for estimates");
+      ceilings = plan::ceilings_from_spec(*gpu);
+      run.decide("no GPU probe (" + probe.job_failure->message + "): the roofline uses the " + gpu->name +
+                 " datasheet; times are measured where the worker runs");
+    }
+    run.log->write("probe", {{"ok", probe.ok()}, {"gpu", result.gpu}, {"ceilings", plan::describe(ceilings)}});
+
+    // The reference against itself: proves the harness runs it and measures the baseline.
+    run.report("reference", "timing the reference");
+    const std::string reference_source = target.reference_source();
+    eval::EvaluateOptions evaluate_options;
+    evaluate_options.trials = options.trials;
+    evaluate_options.timing_trials = options.timing_trials;
+    evaluate_options.seed = options.seed;
+    evaluate_options.timeout = options.evaluate_timeout;
+    evaluate_options.cancel = cancel;
+    const std::string device = probe.ok() ? "cuda" : "cpu";
+    const json baseline_task = candidate_task(built.spec, reference_source, target.reference_as_candidate(), "", device);
+    const eval::Evaluation baseline = client.evaluate(baseline_task, evaluate_options);
+    throw_if_cancelled(cancel);
+    run.log->write("baseline", evaluation_json(baseline));
+    if (!baseline.passed() || !baseline.timing) {
+      std::string why = baseline.failures.empty() ? "no timing" : failure_text(baseline.failures.front());
+      return finish(Outcome::Error, "the reference does not run under the verification harness: " + why);
+    }
+    result.reference_timing = baseline.timing;
+    const double reference_ms = baseline.timing->reference.median_ms;
+
+    // Its profile: the regions the planner places on the roofline.
+    run.report("profile", "profiling the reference");
+    const eval::ProfileResult profile = client.profile(baseline_task, "reference", evaluate_options);
+    throw_if_cancelled(cancel);
+    json facts = {{"reference_ms", reference_ms}, {"device", result.gpu}};
+    plan::TaskWork work;
+    work.module_ms = reference_ms;
+    work.runs = target.kind == spec::TargetKind::Pytorch ? 5 : 1;
+    std::vector<plan::Region> regions;
+    if (profile.ok()) {
+      try {
+        regions = plan::regions_from_profile(plan::parse_profile(profile.raw), work, ceilings);
+      } catch (const std::exception& e) {
+        run.decide("the reference's profile could not be read (" + std::string(e.what()) + "): one whole-module region");
+      }
+    } else {
+      run.decide("no profile of the reference (" + profile.job_failure->message + "): one whole-module region");
+    }
+    if (regions.empty()) {
+      plan::Region module;
+      module.name = "module";
+      module.measured_ms = reference_ms;
+      module.launches = 1;
+      module.pattern = "whole_module";
+      regions.push_back(module);
+    }
+    run.log->write("profile", {{"ok", profile.ok()}, {"regions", regions.size()}});
+
+    // The spec again, with what the probe and the reference run established.
+    inputs.probe = facts;
+    built = spec::build_spec(inputs);
+    if (!built.ok()) {
+      std::string text;
+      for (const auto& e : built.problems) text += (text.empty() ? "" : "; ") + e.to_string();
+      return finish(Outcome::Error, "the task spec has errors: " + text);
+    }
+    const spec::TaskSpec& spec = built.spec;
+    result.spec = spec.to_json();
+    result.spec_markdown = spec.to_markdown();
+    run.log->write("spec", result.spec);
+
+    // 3. The plan.
+    run.budget = options.budget.value_or(static_cast<int>(spec.candidate_budget().value_or(kDefaultBudget)));
+    run.time_limit_s = options.time_limit_s.value_or(spec.time_budget_s().value_or(kDefaultTimeLimitS));
+    plan::PlanContext context;
+    context.allowed_spaces.clear();
+    for (const auto& s : spec.spaces()) context.allowed_spaces.push_back(parse_space_or(s, knowledge::Space::S1));
+    if (context.allowed_spaces.empty()) context.allowed_spaces = {knowledge::Space::S1, knowledge::Space::S2, knowledge::Space::S3};
+    context.allowed_precision = spec.allowed_precisions();
+    context.target_speedup = spec.target_speedup().value_or(1.0);
+    context.candidate_budget = run.budget;
+    const auto dtypes = spec.output_dtypes();
+    context.dtype = dtypes.empty() ? "float32" : dtypes.front();
+    plan::Plan plan = plan::make_plan(regions, ceilings, context, knowledge_.recipes);
+    for (const auto& d : plan.decisions) run.decide(d);
+    if (plan.steps.empty() && !plan.at_speed_of_light) {
+      // No recipe fits any region: the proposers still get the whole module in the cheapest allowed space.
+      plan::PlanStep step;
+      step.region = regions.front().name;
+      step.space = context.allowed_spaces.front();
+      step.budget = run.budget;
+      step.reason = "no recipe applies to any region: the whole module in " + std::string(knowledge::to_string(step.space));
+      plan.steps.push_back(step);
+      run.decide(step.reason);
+    }
+    result.plan = plan::to_json(plan);
+    result.plan_markdown = plan::to_markdown(plan);
+    run.log->write("plan", result.plan);
+    if (plan.at_speed_of_light) return finish(Outcome::NoImprovement, "the reference already runs near its speed of light");
+    if (proposers_.empty()) {
+      run.decide("no proposer configured (no LLM endpoint, and the built-in proposer is not enabled)");
+    }
+
+    // 4-6. Rounds of proposals, evaluated in parallel, step by step.
+    std::vector<propose::Attempt> history;
+    std::string best_source;
+    std::vector<std::size_t> faster;  // indexes into result.attempts, verified faster
+    int next_id = 1;
+    std::size_t rounds = 0;
+    const int parallel = std::max<int>(1, static_cast<int>(pool_.size()));
+    const std::string gpu_text = result.gpu;
+    std::string profile_text = "reference: " + fixed(reference_ms, 4) + " ms per call on " + gpu_text + "\n";
+    for (const auto& a : plan.regions) {
+      profile_text += "- " + a.region.name + ": " + a.point.reason + "\n";
+    }
+    if (profile.ok()) {
+      const json metrics = profile.raw.value("metrics", json::object());
+      if (metrics.contains("dram_throughput_pct")) {
+        profile_text += "hardware counters (CUPTI): DRAM throughput " + fixed(metrics.value("dram_throughput_pct", 0.0), 1) +
+                        "% of peak, SM throughput " + fixed(metrics.value("sm_throughput_pct", 0.0), 1) +
+                        "%, achieved occupancy " + fixed(metrics.value("achieved_occupancy_pct", 0.0), 1) + "%\n";
+      }
+      int shown = 0;
+      for (const auto& k : profile.raw.value("kernels", json::array())) {
+        if (shown++ == 8) break;
+        profile_text += "  kernel " + k.value("name", std::string("?")) + ": " + std::to_string(k.value("calls", 0)) +
+                        " calls, mean " + fixed(k.value("mean_ns", 0.0) / 1e3, 2) + " us\n";
+      }
+    }
+    std::vector<plan::StepOutcome> outcomes;  // cumulative snapshots, one per round
+    std::optional<std::size_t> current_step;
+    while (!proposers_.empty()) {
+      throw_if_cancelled(cancel);
+      if (run.out_of_time()) {
+        run.decide("time limit reached (" + fixed(run.time_limit_s, 0) + " s)");
+        break;
+      }
+      const plan::Decision decision = plan::next_action(plan, outcomes);
+      run.log->write("next_action", plan::to_json(decision));
+      if (decision.action == plan::Action::Stop || !decision.step) {
+        run.decide(decision.reason);
+        break;
+      }
+      const std::size_t s = *decision.step;
+      const plan::PlanStep& step = plan.steps[s];
+      if (current_step != s) {
+        current_step = s;
+        run.step_label = std::string(knowledge::to_string(step.space)) + " / " + step.region;
+        run.decide("step " + std::to_string(s + 1) + " (" + run.step_label + "): " + decision.reason);
+      }
+      plan::StepOutcome snapshot;
+      snapshot.region = step.region;
+      snapshot.space = step.space;
+      for (const auto& o : outcomes) {
+        if (o.region == step.region && o.space == step.space) snapshot = o;  // the latest for this step
+      }
+
+      propose::ProposalRequest request;
+      request.task_name = result.target;
+      request.spec = result.spec_markdown;
+      request.language = target.kind == spec::TargetKind::Pytorch ? propose::Language::Python : propose::Language::Cuda;
+      request.gpu = gpu_text;
+      request.space = step.space;
+      request.region = step.region;
+      for (const auto& id : step.recipes) {
+        if (const auto* recipe = knowledge_.recipe(id)) request.recipes.push_back(recipe);
+      }
+      request.reference_source = reference_source;
+      request.current_best_source = best_source;
+      request.profile = profile_text;
+      request.history = history;
+      request.count = std::max(1, std::min({parallel, decision.candidates, run.budget - result.figures.proposed}));
+      auto& proposer = proposers_[rounds++ % proposers_.size()];
+      run.report("propose", run.step_label + ": asking " + proposer->name() + " for " + std::to_string(request.count));
+      std::vector<propose::Candidate> candidates = proposer->propose(request, cancel);
+      if (candidates.empty()) {
+        // Counted as tried and failed, so the plan moves on rather than asking again.
+        run.decide(proposer->name() + " proposed nothing for " + run.step_label);
+        snapshot.tried += request.count;
+        outcomes.push_back(snapshot);
+        continue;
+      }
+      // Evaluate every usable candidate at once: the pool spreads them over its workers.
+      struct Pending {
+        std::size_t record;
+        std::future<eval::Evaluation> evaluation;
+      };
+      std::vector<Pending> pending;
+      for (auto& candidate : candidates) {
+        candidate.id = "c" + std::to_string(next_id++);
+        ++result.figures.proposed;
+        ++snapshot.tried;
+        result.figures.prompt_tokens += candidate.usage.prompt_tokens;
+        result.figures.completion_tokens += candidate.usage.completion_tokens;
+        AttemptRecord record;
+        record.attempt.candidate = candidate;
+        record.step = run.step_label;
+        run.log->write("candidate", {{"id", candidate.id}, {"proposer", candidate.proposer},
+                                     {"space", knowledge::to_string(candidate.space)}, {"source", candidate.source},
+                                     {"rejected", candidate.rejected ? json(*candidate.rejected) : json(nullptr)}});
+        if (candidate.rejected) {
+          ++result.figures.rejected;
+          record.verdict = "rejected";
+          record.attempt.failures.push_back("proposer: " + *candidate.rejected);
+          result.attempts.push_back(record);
+          history.push_back(record.attempt);
+          continue;
+        }
+        eval::EvaluateOptions o = evaluate_options;
+        o.seed = options.seed + 1000 * next_id;  // fresh inputs for every candidate
+        json task = candidate_task(spec, reference_source, candidate.source, candidate.kernel, device);
+        result.attempts.push_back(record);
+        pending.push_back({result.attempts.size() - 1, client.submit_evaluate(std::move(task), o)});
+      }
+      run.report("evaluate", run.step_label + ": verifying " + std::to_string(pending.size()) + " candidate(s)");
+      for (auto& p : pending) {
+        const eval::Evaluation e = p.evaluation.get();
+        AttemptRecord& record = result.attempts[p.record];
+        propose::Attempt& attempt = record.attempt;
+        record.worker = e.record.worker;
+        record.trials = e.trials;
+        record.timing = e.timing;
+        record.speed_of_light_ms = e.speed_of_light_ms;
+        const bool compile_failed = std::any_of(e.failures.begin(), e.failures.end(),
+                                                [](const auto& f) { return f.check == "compile" || f.check == "static"; });
+        attempt.compiled = !compile_failed && !e.job_failure;
+        attempt.correct = e.passed();
+        for (const auto& f : e.failures) attempt.failures.push_back(failure_text(f));
+        if (e.timing) attempt.speedup = e.timing->speedup;
+        result.figures.compiled += attempt.compiled ? 1 : 0;
+        result.figures.correct += attempt.correct ? 1 : 0;
+        snapshot.compiled += attempt.compiled ? 1 : 0;
+        snapshot.correct += attempt.correct ? 1 : 0;
+        const bool is_faster = attempt.correct && e.timing && faster_beyond_noise(*e.timing) &&
+                               e.timing->speedup >= context.target_speedup;
+        record.verdict = attempt.correct ? "passed" : "failed";
+        if (attempt.correct && e.timing) {
+          if (!snapshot.best_speedup || e.timing->speedup > *snapshot.best_speedup) {
+            snapshot.best_speedup = e.timing->speedup;
+            snapshot.best_fraction_of_sol = fraction_of_sol(plan, step.region, reference_ms, e.timing->speedup);
+          }
+        }
+        if (is_faster) {
+          ++result.figures.faster;
+          faster.push_back(p.record);
+          if (!run.best_speedup || e.timing->speedup > *run.best_speedup) {
+            run.best_speedup = e.timing->speedup;
+            best_source = attempt.candidate.source;
+          }
+        }
+        run.log->write("evaluation", {{"id", attempt.candidate.id}, {"evaluation", evaluation_json(e)}, {"faster", is_faster}});
+        history.push_back(attempt);
+        run.report("evaluate", attempt.candidate.id + ": " + record.verdict +
+                                   (attempt.speedup ? " (" + fixed(*attempt.speedup, 2) + "x)" : std::string()));
+      }
+      outcomes.push_back(snapshot);
+    }
+
+    // 7. The best verified candidate, delivered and verified again in that form.
+    std::sort(faster.begin(), faster.end(), [&](std::size_t a, std::size_t b) {
+      return *result.attempts[a].attempt.speedup > *result.attempts[b].attempt.speedup;
+    });
+    for (std::size_t rank = 0; rank < faster.size() && rank < 3; ++rank) {
+      throw_if_cancelled(cancel);
+      const propose::Candidate& candidate = result.attempts[faster[rank]].attempt.candidate;
+      run.report("deliver", "verifying " + candidate.id + " in its delivered form");
+      eval::EvaluateOptions o = evaluate_options;
+      o.seed = options.seed + 7777;
+      // A delivered module builds its kernels with load_inline: about a minute cold per source.
+      o.timeout = std::max<std::chrono::milliseconds>(o.timeout, std::chrono::minutes(10));
+      BestResult best;
+      best.candidate = candidate;
+      const json task = candidate_task(spec, reference_source, candidate.source, candidate.kernel, device);
+      if (target.kind == spec::TargetKind::Pytorch) {
+        eval::Delivery delivery = client.deliver(task, o);
+        best.delivered_source = delivery.source;
+        best.evaluation = std::move(delivery.evaluation);
+      } else {
+        best.delivered_source = candidate.source;  // a kernel is delivered as its source
+        best.evaluation = client.evaluate(task, o);
+      }
+      run.log->write("delivery", {{"id", candidate.id}, {"evaluation", evaluation_json(best.evaluation)}});
+      if (!best.evaluation.passed() || !best.evaluation.timing) {
+        run.decide(candidate.id + " failed verification in its delivered form: " +
+                   (best.evaluation.failures.empty() ? std::string("no timing") : failure_text(best.evaluation.failures.front())));
+        continue;
+      }
+      best.speedup = best.evaluation.timing->speedup;
+      const std::string extension = target.kind == spec::TargetKind::Pytorch ? ".py" : ".cu";
+      best.file = run.log->write_file("best" + extension, best.delivered_source);
+      result.best = std::move(best);
+      break;
+    }
+    if (result.best) {
+      return finish(Outcome::Improved, result.best->candidate.id + " is " + fixed(result.best->speedup, 2) +
+                                           "x faster than the reference, verified in its delivered form");
+    }
+    return finish(Outcome::NoImprovement, std::to_string(result.figures.proposed) + " candidates tried, " +
+                                              std::to_string(result.figures.correct) + " correct, none verified faster");
+  } catch (const Cancelled&) {
+    return finish(Outcome::Cancelled, "cancelled after " + std::to_string(result.figures.proposed) + " candidates");
+  } catch (const std::exception& e) {
+    return finish(Outcome::Error, e.what());
+  }
+}
+
+}  // namespace hiera::engine::optimize

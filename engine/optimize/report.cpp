@@ -1,0 +1,170 @@
+#include "engine/optimize/report.h"
+
+#include <cstdio>
+
+namespace hiera::engine::optimize {
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string cell(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '|') c = c == '|' ? '/' : ' ';
+  }
+  if (text.size() > 160) text = text.substr(0, 157) + "...";
+  return text;
+}
+
+nlohmann::json stats_json(const eval::TimingStats& s) {
+  return {{"median_ms", s.median_ms}, {"min_ms", s.min_ms}, {"p10_ms", s.p10_ms}, {"p90_ms", s.p90_ms}, {"trials", s.trials}};
+}
+
+nlohmann::json timing_json(const std::optional<eval::Timing>& t) {
+  if (!t) return nullptr;
+  return {{"reference", stats_json(t->reference)}, {"candidate", stats_json(t->candidate)}, {"speedup", t->speedup}};
+}
+
+nlohmann::json trials_json(const std::vector<eval::Trial>& trials) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : trials) {
+    out.push_back({{"seed", t.seed}, {"distribution", t.distribution}, {"sizes", t.sizes},
+                   {"max_abs_error", t.max_abs_error}, {"max_rel_error", t.max_rel_error}, {"mismatches", t.mismatches}});
+  }
+  return out;
+}
+
+nlohmann::json candidate_json(const propose::Candidate& c) {
+  nlohmann::json out = {{"id", c.id}, {"proposer", c.proposer}, {"space", knowledge::to_string(c.space)},
+                        {"region", c.region}, {"recipes", c.recipes}, {"notes", c.notes},
+                        {"usage", {{"prompt_tokens", c.usage.prompt_tokens}, {"completion_tokens", c.usage.completion_tokens},
+                                   {"from_cache", c.usage.from_cache}}}};
+  if (!c.kernel.empty()) out["kernel"] = c.kernel;
+  if (c.rejected) out["rejected"] = *c.rejected;
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Improved: return "improved";
+    case Outcome::NoImprovement: return "no_improvement";
+    case Outcome::Cancelled: return "cancelled";
+    case Outcome::Error: return "error";
+  }
+  return "?";
+}
+
+std::string timing_text(const eval::TimingStats& s) {
+  return fixed(s.median_ms, 4) + " ms (p10 " + fixed(s.p10_ms, 4) + ", p90 " + fixed(s.p90_ms, 4) + ", " +
+         std::to_string(s.trials) + " trials)";
+}
+
+nlohmann::json to_json(const OptimizeResult& r) {
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& a : r.attempts) {
+    nlohmann::json item = candidate_json(a.attempt.candidate);
+    item["verdict"] = a.verdict;
+    item["step"] = a.step;
+    item["compiled"] = a.attempt.compiled;
+    item["correct"] = a.attempt.correct;
+    item["speedup"] = a.attempt.speedup ? nlohmann::json(*a.attempt.speedup) : nlohmann::json(nullptr);
+    item["failures"] = a.attempt.failures;
+    item["timing"] = timing_json(a.timing);
+    item["trials"] = trials_json(a.trials);
+    item["worker"] = a.worker;
+    attempts.push_back(std::move(item));
+  }
+  nlohmann::json best = nullptr;
+  if (r.best) {
+    best = candidate_json(r.best->candidate);
+    best["speedup"] = r.best->speedup;
+    best["delivered_source"] = r.best->delivered_source;
+    best["file"] = r.best->file.string();
+    best["timing"] = timing_json(r.best->evaluation.timing);
+    best["trials"] = trials_json(r.best->evaluation.trials);
+    best["speed_of_light_ms"] = r.best->evaluation.speed_of_light_ms ? nlohmann::json(*r.best->evaluation.speed_of_light_ms)
+                                                                     : nlohmann::json(nullptr);
+  }
+  const Figures& f = r.figures;
+  return {{"outcome", to_string(r.outcome)},
+          {"message", r.message},
+          {"target", r.target},
+          {"gpu", r.gpu},
+          {"spec", r.spec},
+          {"plan", r.plan},
+          {"decisions", r.decisions},
+          {"reference_timing", timing_json(r.reference_timing)},
+          {"best", best},
+          {"attempts", attempts},
+          {"figures", {{"proposed", f.proposed}, {"rejected", f.rejected}, {"compiled", f.compiled}, {"correct", f.correct},
+                       {"faster", f.faster}, {"prompt_tokens", f.prompt_tokens}, {"completion_tokens", f.completion_tokens}}},
+          {"wall_s", r.wall_s},
+          {"run_dir", r.run_dir.string()}};
+}
+
+std::string to_markdown(const OptimizeResult& r) {
+  std::string md = "# hiera optimize: " + r.target + "\n\n";
+  md += "- Outcome: **" + std::string(to_string(r.outcome)) + "**: " + r.message + "\n";
+  md += "- GPU: " + (r.gpu.empty() ? std::string("(none)") : r.gpu) + "\n";
+  md += "- Wall time: " + fixed(r.wall_s, 1) + " s\n";
+  if (!r.run_dir.empty()) md += "- Run directory: `" + r.run_dir.string() + "` (run.jsonl holds every event)\n";
+  md += "\n## Result\n\n";
+  if (r.best) {
+    const auto& e = r.best->evaluation;
+    md += "Best: **" + r.best->candidate.id + "** (" + r.best->candidate.proposer + ", " +
+          knowledge::to_string(r.best->candidate.space) + "), **" + fixed(r.best->speedup, 2) +
+          "x** faster, verified again in its delivered form";
+    if (!r.best->file.empty()) md += " (`" + r.best->file.filename().string() + "`)";
+    md += ".\n\n";
+    if (e.timing) {
+      md += "| | time |\n|---|---|\n";
+      md += "| reference | " + timing_text(e.timing->reference) + " |\n";
+      md += "| candidate | " + timing_text(e.timing->candidate) + " |\n";
+      if (e.speed_of_light_ms) md += "| speed of light | " + fixed(*e.speed_of_light_ms, 4) + " ms |\n";
+      md += "\n";
+    }
+    md += "Verification trials (delivered form):\n\n| seed | distribution | max abs error | max rel error | mismatches |\n|---|---|---|---|---|\n";
+    for (const auto& t : e.trials) {
+      char line[256];
+      std::snprintf(line, sizeof line, "| %lld | %s | %.3g | %.3g | %lld |\n", static_cast<long long>(t.seed),
+                    t.distribution.c_str(), t.max_abs_error, t.max_rel_error, static_cast<long long>(t.mismatches));
+      md += line;
+    }
+    md += "\n";
+  } else {
+    md += "No candidate was verified faster than the reference; the source is unchanged.\n\n";
+  }
+  if (r.reference_timing) md += "Reference timed against itself: " + timing_text(r.reference_timing->reference) + ".\n\n";
+
+  const Figures& f = r.figures;
+  md += "## Sample efficiency\n\n| proposed | rejected replies | compiled | correct | faster | prompt tokens | completion tokens |\n"
+        "|---|---|---|---|---|---|---|\n";
+  md += "| " + std::to_string(f.proposed) + " | " + std::to_string(f.rejected) + " | " + std::to_string(f.compiled) + " | " +
+        std::to_string(f.correct) + " | " + std::to_string(f.faster) + " | " + std::to_string(f.prompt_tokens) + " | " +
+        std::to_string(f.completion_tokens) + " |\n\n";
+
+  md += "## Attempts\n\n| candidate | proposer | step | verdict | speedup | reason |\n|---|---|---|---|---|---|\n";
+  for (const auto& a : r.attempts) {
+    const auto& c = a.attempt.candidate;
+    std::string reason = c.rejected ? *c.rejected : (a.attempt.failures.empty() ? "" : a.attempt.failures.front());
+    if (reason.empty() && a.attempt.correct) reason = a.attempt.speedup && *a.attempt.speedup > 1.0 ? "verified" : "verified, not faster";
+    md += "| " + c.id + " | " + c.proposer + " | " + cell(a.step) + " | " + a.verdict + " | " +
+          (a.attempt.speedup ? fixed(*a.attempt.speedup, 2) + "x" : std::string("-")) + " | " + cell(reason) + " |\n";
+  }
+  md += "\n## Plan\n\n" + (r.plan_markdown.empty() ? std::string("(no plan)\n") : r.plan_markdown) + "\n";
+  if (!r.decisions.empty()) {
+    md += "## Decisions\n\n";
+    for (const auto& d : r.decisions) md += "- " + d + "\n";
+    md += "\n";
+  }
+  md += "## Task spec\n\n" + (r.spec_markdown.empty() ? std::string("(no spec)\n") : r.spec_markdown) + "\n";
+  return md;
+}
+
+}  // namespace hiera::engine::optimize

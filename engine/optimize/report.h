@@ -1,0 +1,16 @@
+#pragma once
+// The Markdown report of an optimization run (report.md in the run's
+// directory, `hiera optimize --report`): outcome and evidence first, then the
+// spec, the plan with its reasons, every attempt, and the run's figures.
+#include <string>
+
+#include "engine/optimize/optimize_result.h"
+
+namespace hiera::engine::optimize {
+
+std::string to_markdown(const OptimizeResult& result);
+
+// "1.234 ms (p10 1.200, p90 1.300, 50 trials)"
+std::string timing_text(const eval::TimingStats& stats);
+
+}  // namespace hiera::engine::optimize

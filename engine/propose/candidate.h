@@ -1,0 +1,44 @@
+#pragma once
+// A proposed implementation of the optimization target, and what became of it:
+// the unit every proposer produces, the evaluator judges and the run log keeps.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/knowledge/recipe.h"
+
+namespace hiera::engine::propose {
+
+// Token accounting of the request that produced a candidate (zero for offline proposers).
+struct TokenUsage {
+  long long prompt_tokens = 0;
+  long long completion_tokens = 0;
+  bool from_cache = false;
+};
+
+struct Candidate {
+  std::string id;                    // "c7": unique within a run, in proposal order
+  std::string proposer;              // "llm:<endpoint>" or "knowledge"
+  knowledge::Space space = knowledge::Space::S1;
+  std::string region;                // the plan step's region
+  std::vector<std::string> recipes;  // the recipes it applies (ids)
+  std::string source;                // the whole candidate: a module defining ModelNew, or a kernel
+  std::string kernel;                // CUDA targets: the kernel to launch
+  std::string notes;                 // the proposer's one-line description
+  // Set when the proposer could not produce usable code (an empty, truncated or
+  // code-less reply): the candidate is logged and counted, never evaluated.
+  std::optional<std::string> rejected;
+  TokenUsage usage;
+};
+
+// What the evaluator said about a candidate, fed back to the next proposals.
+struct Attempt {
+  Candidate candidate;
+  bool compiled = false;
+  bool correct = false;
+  std::optional<double> speedup;         // over the reference, when verified
+  std::vector<std::string> failures;     // "check: message", the evaluator's reasons
+  std::string compile_log;               // the first part of a failed compile's log
+};
+
+}  // namespace hiera::engine::propose

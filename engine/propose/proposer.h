@@ -1,0 +1,40 @@
+#pragma once
+// The one interface every proposer implements: a plan step and what was tried
+// so far go in, candidates come out. The LLM proposer (llm_proposer.h) and the
+// built-in knowledge proposer plug in here; the refinement loop knows only this.
+#include <string>
+#include <vector>
+
+#include "engine/common/cancellation.h"
+#include "engine/knowledge/recipe.h"
+#include "engine/propose/candidate.h"
+
+namespace hiera::engine::propose {
+
+enum class Language { Python, Cuda };
+
+struct ProposalRequest {
+  std::string task_name;                    // "model.py::Model"
+  std::string spec;                         // the task spec as the prompt shows it (TaskSpec::to_markdown)
+  Language language = Language::Python;
+  std::string gpu;                          // "NVIDIA H200"
+  knowledge::Space space = knowledge::Space::S1;
+  std::string region;                       // the plan step's region
+  std::vector<const knowledge::Recipe*> recipes;  // the plan step's recipes
+  std::string reference_source;
+  std::string current_best_source;          // the reference until something beats it
+  std::string profile;                      // profiling feedback, as text
+  std::vector<Attempt> history;             // earlier attempts of this run, oldest first
+  int count = 1;                            // how many candidates the step wants now
+};
+
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  virtual std::string name() const = 0;
+  // Candidates with source set, or with `rejected` set and the reason; never
+  // throws for a bad reply. Throws Cancelled when `cancel` fires.
+  virtual std::vector<Candidate> propose(const ProposalRequest& request, const CancellationToken& cancel) = 0;
+};
+
+}  // namespace hiera::engine::propose

@@ -1,0 +1,144 @@
+// `hiera optimize` end to end on CPU: the real hiera executable, its real
+// worker running the PyTorch runner on CPU torch, and an LLM endpoint on
+// loopback (a real HTTP server with scripted replies standing in for a model)
+// that proposes one wrong, one slower and one correct rewrite of
+// tests/fixtures/optimize/row_loop_mlp.py.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "http_test_server.h"
+#include "scripted_llm.h"
+#include "subprocess.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using hiera::testing::HttpTestServer;
+using hiera::testing::run_process;
+
+using hiera::testing::read_text;
+
+const fs::path kFixtures = fs::path(HIERA_SOURCE_DIR) / "tests/fixtures/optimize";
+
+std::string reply_with(const std::string& file, const std::string& preface) {
+  return hiera::testing::chat_reply_with_file(kFixtures / "replies" / file, "python", preface);
+}
+
+class OptimizeCpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(fs::path(HIERA_BIN).parent_path() / "hiera-worker")) {
+      GTEST_SKIP() << "hiera-worker was not built (no CUDA toolkit): hiera optimize has no worker to run";
+    }
+    dir_ = fs::temp_directory_path() / ("hiera-optimize-e2e-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure() && !std::getenv("HIERA_KEEP_TEST_DIRS")) fs::remove_all(dir_);
+  }
+  fs::path write_config(const std::string& base_url) {
+    const json config = hiera::testing::loopback_llm_config(base_url, dir_ / "llm-cache");
+    const fs::path path = dir_ / "config.json";
+    std::ofstream(path) << config.dump(1);
+    return path;
+  }
+  hiera::testing::ProcessResult optimize(const fs::path& config, int budget) {
+    return run_process({HIERA_BIN, "optimize", (kFixtures / "row_loop_mlp.py").string(), "--budget", std::to_string(budget),
+                        "--config", config.string(), "--runs-dir", (dir_ / "runs").string(), "--json",
+                        (dir_ / "result.json").string(), "--report", (dir_ / "report.md").string()},
+                       "", std::chrono::minutes(4));
+  }
+  fs::path dir_;
+};
+
+TEST_F(OptimizeCpu, RejectsTheWrongRewriteAndDeliversTheVerifiedFasterOne) {
+  HttpTestServer llm;
+  llm.enqueue_json(200, reply_with("wrong.py", "Batched, one call:"));
+  llm.enqueue_json(200, reply_with("slower.py", "A careful row-by-row version:"));
+  llm.enqueue_json(200, reply_with("correct.py", "One batched linear layer:"));
+
+  const auto run = optimize(write_config(llm.base_url()), 3);
+  ASSERT_FALSE(run.timed_out) << run.err;
+  EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+
+  const json result = json::parse(read_text(dir_ / "result.json"));
+  EXPECT_EQ(result["outcome"], "improved") << result["message"];
+  EXPECT_EQ(result["target"], "row_loop_mlp.py::Model");
+  ASSERT_EQ(result["attempts"].size(), 3u) << result.dump(1);
+  EXPECT_EQ(llm.request_count(), 3u);
+
+  // The wrong rewrite (ReLU lost) fails verification on values, with the reason kept.
+  const json& wrong = result["attempts"][0];
+  EXPECT_EQ(wrong["id"], "c1");
+  EXPECT_EQ(wrong["verdict"], "failed");
+  EXPECT_EQ(wrong["correct"], false);
+  ASSERT_FALSE(wrong["failures"].empty());
+  EXPECT_EQ(wrong["failures"][0].get<std::string>().rfind("values: ", 0), 0u) << wrong["failures"][0];
+  // The slower one is correct, and not faster.
+  const json& slower = result["attempts"][1];
+  EXPECT_EQ(slower["verdict"], "passed");
+  EXPECT_LT(slower["speedup"].get<double>(), 1.0);
+  // The correct batched rewrite wins, verified again in its delivered form.
+  const json& correct = result["attempts"][2];
+  EXPECT_EQ(correct["verdict"], "passed");
+  EXPECT_GT(correct["speedup"].get<double>(), 1.0);
+  ASSERT_TRUE(result["best"].is_object());
+  EXPECT_EQ(result["best"]["id"], "c3");
+  EXPECT_NE(result["best"]["delivered_source"].get<std::string>().find("return torch.relu(self.linear(x))"), std::string::npos);
+  EXPECT_EQ(result["best"]["trials"].size(), 5u);
+  EXPECT_GT(result["best"]["speedup"].get<double>(), 1.0);
+  EXPECT_EQ(result["figures"]["proposed"], 3);
+  EXPECT_EQ(result["figures"]["correct"], 2);
+  EXPECT_EQ(result["figures"]["faster"], 1);
+  EXPECT_EQ(result["figures"]["prompt_tokens"], 3000);
+
+  // Each request carried the task: the reference's source and, from the second on, the earlier failure.
+  const auto requests = llm.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  const json first = json::parse(requests[0].body);
+  EXPECT_EQ(requests[0].target, "/v1/chat/completions");
+  EXPECT_EQ(first["model"], "scripted-model");
+  EXPECT_NE(requests[0].body.find("rows = [torch.relu(self.linear(x[i:i + 1]))"), std::string::npos);
+  EXPECT_NE(requests[1].body.find("c1"), std::string::npos);
+  EXPECT_NE(requests[1].body.find("values: "), std::string::npos);
+
+  // The run directory holds the log, the report and the delivered module.
+  const fs::path run_dir = result["run_dir"].get<std::string>();
+  const std::string log = read_text(run_dir / "run.jsonl");
+  EXPECT_NE(log.find("\"event\":\"candidate\""), std::string::npos);
+  EXPECT_NE(log.find("\"event\":\"delivery\""), std::string::npos);
+  EXPECT_EQ(read_text(run_dir / "best.py"), result["best"]["delivered_source"].get<std::string>());
+  const std::string report = read_text(dir_ / "report.md");
+  EXPECT_NE(report.find("Outcome: **improved**"), std::string::npos) << report;
+  EXPECT_NE(report.find("| c1 | llm:loopback |"), std::string::npos) << report;
+  EXPECT_EQ(run.out, report);  // the report is also what the terminal shows at the end
+}
+
+TEST_F(OptimizeCpu, ADeadEndpointRejectsEveryCandidateWithItsReasonAndFindsNoImprovement) {
+  const auto run = optimize(write_config("http://127.0.0.1:" + std::to_string(hiera::testing::closed_port())), 2);
+  ASSERT_FALSE(run.timed_out) << run.err;
+  EXPECT_EQ(run.exit_code, 3) << run.err << run.out;
+  const json result = json::parse(read_text(dir_ / "result.json"));
+  EXPECT_EQ(result["outcome"], "no_improvement");
+  ASSERT_EQ(result["attempts"].size(), 2u) << result.dump(1);
+  for (const auto& attempt : result["attempts"]) {
+    EXPECT_EQ(attempt["verdict"], "rejected");
+    EXPECT_NE(attempt["rejected"].get<std::string>().find("the LLM request failed (network)"), std::string::npos)
+        << attempt["rejected"];
+  }
+  EXPECT_EQ(result["figures"]["rejected"], 2);
+  EXPECT_TRUE(result["best"].is_null());
+}
+
+}  // namespace

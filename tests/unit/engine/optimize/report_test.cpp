@@ -1,0 +1,90 @@
+// The report and the result JSON of a run: what the terminal and the editor
+// show, from a result built here.
+#include <gtest/gtest.h>
+
+#include "engine/optimize/optimizer.h"
+#include "engine/optimize/report.h"
+
+namespace {
+
+using namespace hiera::engine;
+
+eval::Timing timing(double reference, double candidate, double spread) {
+  eval::Timing t;
+  t.reference = {reference, reference - spread, reference - spread / 2, reference + spread / 2, 50};
+  t.candidate = {candidate, candidate - spread, candidate - spread / 2, candidate + spread / 2, 50};
+  t.speedup = reference / candidate;
+  return t;
+}
+
+TEST(OptimizeReport, FasterMeansBeyondTheTimingSpread) {
+  EXPECT_TRUE(optimize::faster_beyond_noise(timing(2.0, 1.0, 0.1)));
+  EXPECT_FALSE(optimize::faster_beyond_noise(timing(1.05, 1.0, 0.1)));  // 0.05 ms apart, spread 0.1 ms
+  EXPECT_FALSE(optimize::faster_beyond_noise(timing(1.0, 2.0, 0.1)));
+}
+
+TEST(OptimizeReport, ListsOutcomeEvidenceAttemptsAndFigures) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::Improved;
+  r.message = "c2 is 2.00x faster";
+  r.target = "m.py::Model";
+  r.gpu = "NVIDIA H200";
+  r.wall_s = 12.34;
+  optimize::AttemptRecord wrong;
+  wrong.attempt.candidate.id = "c1";
+  wrong.attempt.candidate.proposer = "llm:local";
+  wrong.attempt.failures = {"values: 3 of 10 | differ"};
+  wrong.verdict = "failed";
+  wrong.step = "S1 / module";
+  r.attempts.push_back(wrong);
+  optimize::AttemptRecord good;
+  good.attempt.candidate.id = "c2";
+  good.attempt.candidate.proposer = "llm:local";
+  good.attempt.correct = good.attempt.compiled = true;
+  good.attempt.speedup = 2.0;
+  good.verdict = "passed";
+  good.step = "S1 / module";
+  r.attempts.push_back(good);
+  optimize::BestResult best;
+  best.candidate = good.attempt.candidate;
+  best.speedup = 2.0;
+  best.evaluation.verdict = eval::Verdict::Passed;
+  best.evaluation.timing = timing(2.0, 1.0, 0.02);
+  best.evaluation.trials.push_back({7, "normal", {}, 1e-6, 2e-6, 0});
+  r.best = best;
+  r.figures = {2, 0, 2, 1, 1, 2000, 300};
+  EXPECT_TRUE(r.improved());
+
+  const std::string md = optimize::to_markdown(r);
+  EXPECT_EQ(md.rfind("# hiera optimize: m.py::Model\n\n- Outcome: **improved**: c2 is 2.00x faster\n- GPU: NVIDIA H200\n"
+                     "- Wall time: 12.3 s\n",
+                     0),
+            0u)
+      << md;
+  EXPECT_NE(md.find("| reference | 2.0000 ms (p10 1.9900, p90 2.0100, 50 trials) |\n"
+                    "| candidate | 1.0000 ms (p10 0.9900, p90 1.0100, 50 trials) |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 7 | normal | 1e-06 | 2e-06 | 0 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2 | 0 | 2 | 1 | 1 | 2000 | 300 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| c1 | llm:local | S1 / module | failed | - | values: 3 of 10 / differ |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| c2 | llm:local | S1 / module | passed | 2.00x | verified |\n"), std::string::npos) << md;
+
+  const auto j = optimize::to_json(r);
+  EXPECT_EQ(j["outcome"], "improved");
+  EXPECT_EQ(j["best"]["id"], "c2");
+  EXPECT_EQ(j["best"]["timing"]["speedup"], 2.0);
+  EXPECT_EQ(j["attempts"][0]["failures"][0], "values: 3 of 10 | differ");
+  EXPECT_EQ(j["figures"]["faster"], 1);
+}
+
+TEST(OptimizeReport, ANoImprovementRunSaysTheSourceIsUnchanged) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::NoImprovement;
+  EXPECT_FALSE(r.improved());
+  EXPECT_NE(optimize::to_markdown(r).find("No candidate was verified faster than the reference; the source is unchanged."),
+            std::string::npos);
+  EXPECT_TRUE(optimize::to_json(r)["best"].is_null());
+}
+
+}  // namespace

@@ -1,0 +1,68 @@
+// Targets of `hiera optimize FILE[::SYMBOL]`: which symbol is meant, and the
+// clear refusals for everything that cannot be optimized.
+#include <gtest/gtest.h>
+
+#include "engine/optimize/target.h"
+
+namespace {
+
+using hiera::engine::optimize::make_target;
+using hiera::engine::optimize::TargetError;
+using hiera::engine::spec::TargetKind;
+
+const char* kModule =
+    "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return super(Model, self)\n"
+    "def get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
+
+std::string error_of(const std::string& file, const std::string& symbol, const std::string& source) {
+  try {
+    make_target(file, symbol, source);
+  } catch (const TargetError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(OptimizeTarget, PythonDefaultsToModelAndRenamesItForTheBaseline) {
+  const auto t = make_target("dir/m.py", "", kModule);
+  EXPECT_EQ(t.kind, TargetKind::Pytorch);
+  EXPECT_EQ(t.symbol, "Model");
+  EXPECT_EQ(t.name(), "m.py::Model");
+  EXPECT_EQ(t.reference_source(), kModule);
+  const std::string candidate = t.reference_as_candidate();
+  EXPECT_NE(candidate.find("class ModelNew(torch.nn.Module):"), std::string::npos);
+  EXPECT_NE(candidate.find("super(ModelNew, self)"), std::string::npos);
+  EXPECT_EQ(candidate.find("class Model("), std::string::npos);
+}
+
+TEST(OptimizeTarget, AModuleNotNamedModelBecomesTheRunnersEntryPoint) {
+  const std::string source = "import torch.nn as nn\nclass Block(nn.Module):\n    pass\nclass Other(nn.Module):\n    pass\n"
+                             "def get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
+  const auto t = make_target("b.py", "Block", source);
+  EXPECT_EQ(t.reference_source(), source + "\n\nModel = Block  # added by hiera: the runner's entry point\n");
+  EXPECT_EQ(t.reference_as_candidate(), source + "\n\nModelNew = Block\n");
+  EXPECT_EQ(error_of("b.py", "", source), "b.py: name the module to optimize (FILE::CLASS); nn.Module classes here: Block, Other");
+  EXPECT_EQ(error_of("b.py", "Missing", source), "b.py: no nn.Module class 'Missing' (classes here: Block, Other)");
+}
+
+TEST(OptimizeTarget, CudaPicksTheOnlyKernelOrTheNamedOne) {
+  const std::string one = "extern \"C\" __global__ void __launch_bounds__(256) saxpy(float* y) {}\n";
+  EXPECT_EQ(make_target("k.cu", "", one).symbol, "saxpy");
+  EXPECT_EQ(make_target("k.cu", "", one).kind, TargetKind::Cuda);
+  const std::string two = one + "__global__ void scale(float* y) {}\n";
+  EXPECT_EQ(make_target("k.cuh", "scale", two).symbol, "scale");
+  EXPECT_EQ(error_of("k.cu", "", two), "k.cu: name the kernel to optimize (FILE::KERNEL); kernels here: saxpy, scale");
+  EXPECT_EQ(error_of("k.cu", "", "void host() {}\n"), "k.cu: name the kernel to optimize (FILE::KERNEL); kernels here: none");
+}
+
+TEST(OptimizeTarget, RefusesOtherFilesAndModulesOutsideKernelBenchFormat) {
+  EXPECT_EQ(error_of("notes.md", "", ""), "notes.md: hiera optimizes PyTorch modules (.py) and CUDA kernels (.cu, .cuh), not '.md' files");
+  EXPECT_EQ(error_of("m.py", "", "import torch\nclass Model(torch.nn.Module):\n    pass\n"),
+            "m.py: no get_inputs() function: hiera runs PyTorch modules in KernelBench format (the module, get_inputs() and "
+            "get_init_inputs())");
+  EXPECT_EQ(error_of("m.py", "", "x = 1\n"), "m.py: name the module to optimize (FILE::CLASS); nn.Module classes here: none");
+  EXPECT_THROW(hiera::engine::optimize::load_target("/nonexistent/m.py"), TargetError);
+  EXPECT_THROW(hiera::engine::optimize::load_target("m.py::"), TargetError);
+}
+
+}  // namespace
