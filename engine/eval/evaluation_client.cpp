@@ -2,6 +2,8 @@
 
 #include <exception>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace hiera::engine::eval {
@@ -30,14 +32,64 @@ std::string check_for(const WorkerFailure& failure) {
   }
 }
 
-Job probe_job(const ProbeOptions& options, std::optional<std::size_t> worker) {
+// A job of this method, under the options' timeout and cancellation, on this worker.
+template <typename Options>
+Job job_of(std::string method, json params, const Options& options, std::optional<std::size_t> worker) {
   Job job;
-  job.method = "probe";
-  job.params = options.refresh ? json{{"refresh", true}} : json::object();
+  job.method = std::move(method);
+  job.params = std::move(params);
   job.timeout = options.timeout;
   job.cancel = options.cancel;
   job.worker = worker;
   return job;
+}
+
+// evaluate and deliver: the task with its trials and seed.
+Job trials_job(std::string method, json task, const EvaluateOptions& options) {
+  json params{{"task", std::move(task)},
+              {"trials", options.trials},
+              {"timing_trials", options.timing_trials},
+              {"seed", options.seed}};
+  return job_of(std::move(method), std::move(params), options, options.worker);
+}
+
+Job probe_job(const ProbeOptions& options, std::optional<std::size_t> worker) {
+  return job_of("probe", options.refresh ? json{{"refresh", true}} : json::object(), options, worker);
+}
+
+// Where a result keeps its job record: its own, or a Delivery its evaluation's.
+template <typename Result>
+JobRecord& record_in(Result& result) {
+  return result.record;
+}
+JobRecord& record_in(Delivery& delivery) { return delivery.evaluation.record; }
+
+// A result that says only that its job failed.
+template <typename Result>
+Result failed_job(WorkerFailure failure) {
+  Result result;
+  result.job_failure = std::move(failure);
+  return result;
+}
+
+// Every to_*: the job's result as `parse` reads it; or, when the job failed or
+// its result is malformed (a Protocol failure naming the method), what `fold`
+// makes of the failure. Either way with the job's record.
+template <typename Parse, typename Fold>
+auto parse_or_fold(const JobOutcome& outcome, const char* method, Parse parse, Fold fold) {
+  using Result = decltype(parse(outcome.result));
+  std::optional<Result> result;
+  std::optional<WorkerFailure> failure = outcome.failure;
+  if (!failure) {
+    try {
+      result = parse(outcome.result);
+    } catch (const MalformedResult& error) {
+      failure = malformed(method, error);
+    }
+  }
+  if (!result) result = fold(std::move(*failure));
+  record_in(*result) = record_of(outcome);
+  return std::move(*result);
 }
 
 // Runs a job and converts its outcome on the pool thread that finishes it.
@@ -58,111 +110,44 @@ std::future<Result> submit_converted(WorkerPool& pool, Job job, Result (*convert
 }  // namespace
 
 Evaluation EvaluationClient::to_evaluation(const JobOutcome& outcome) {
-  Evaluation evaluation;
-  std::optional<WorkerFailure> failure = outcome.failure;
-  if (!failure) {
-    try {
-      evaluation = parse_evaluation(outcome.result);
-    } catch (const MalformedResult& error) {
-      failure = malformed("evaluate", error);
-    }
-  }
-  if (failure) {
-    evaluation = Evaluation{};
+  return parse_or_fold(outcome, "evaluate", parse_evaluation, [](WorkerFailure failure) {
+    Evaluation evaluation;
     evaluation.verdict = Verdict::Failed;
-    evaluation.failures.push_back(CheckFailure{check_for(*failure), failure->message});
+    evaluation.failures.push_back(CheckFailure{check_for(failure), failure.message});
     evaluation.job_failure = std::move(failure);
-  }
-  evaluation.record = record_of(outcome);
-  return evaluation;
+    return evaluation;
+  });
 }
 
 CompileResult EvaluationClient::to_compile_result(const JobOutcome& outcome) {
-  CompileResult compiled;
-  std::optional<WorkerFailure> failure = outcome.failure;
-  if (!failure) {
-    try {
-      compiled = parse_compile_result(outcome.result);
-    } catch (const MalformedResult& error) {
-      failure = malformed("compile", error);
-    }
-  }
-  if (failure) {
-    compiled = CompileResult{};
-    compiled.log = failure->message;
+  return parse_or_fold(outcome, "compile", parse_compile_result, [](WorkerFailure failure) {
+    CompileResult compiled;
+    compiled.log = failure.message;
     compiled.job_failure = std::move(failure);
-  }
-  compiled.record = record_of(outcome);
-  return compiled;
+    return compiled;
+  });
 }
 
 DeviceProbe EvaluationClient::to_probe(const JobOutcome& outcome) {
-  DeviceProbe probe;
-  std::optional<WorkerFailure> failure = outcome.failure;
-  if (!failure) {
-    try {
-      probe = parse_probe(outcome.result);
-    } catch (const MalformedResult& error) {
-      failure = malformed("probe", error);
-    }
-  }
-  if (failure) {
-    probe = DeviceProbe{};
-    probe.job_failure = std::move(failure);
-  }
-  probe.record = record_of(outcome);
-  return probe;
+  return parse_or_fold(outcome, "probe", parse_probe, failed_job<DeviceProbe>);
 }
 
 ProfileResult EvaluationClient::to_profile(const JobOutcome& outcome) {
-  ProfileResult profile;
-  std::optional<WorkerFailure> failure = outcome.failure;
-  if (!failure) {
-    try {
-      profile = parse_profile(outcome.result);
-    } catch (const MalformedResult& error) {
-      failure = malformed("profile", error);
-    }
-  }
-  if (failure) {
-    profile = ProfileResult{};
-    profile.job_failure = std::move(failure);
-  }
-  profile.record = record_of(outcome);
-  return profile;
+  return parse_or_fold(outcome, "profile", parse_profile, failed_job<ProfileResult>);
 }
 
 Delivery EvaluationClient::to_delivery(const JobOutcome& outcome) {
-  Delivery delivery;
-  std::optional<WorkerFailure> failure = outcome.failure;
-  if (!failure) {
-    try {
-      delivery = parse_delivery(outcome.result);
-    } catch (const MalformedResult& error) {
-      failure = malformed("deliver", error);
-    }
-  }
-  if (failure) {
+  return parse_or_fold(outcome, "deliver", parse_delivery, [&outcome](WorkerFailure failure) {
     // The same folding as an evaluate job that failed as a job.
     JobOutcome failed = outcome;
     failed.failure = std::move(failure);
-    delivery = Delivery{{}, to_evaluation(failed)};
-  }
-  delivery.evaluation.record = record_of(outcome);
-  return delivery;
+    return Delivery{{}, to_evaluation(failed)};
+  });
 }
 
 std::future<Evaluation> EvaluationClient::submit_evaluate(json task, EvaluateOptions options) {
-  Job job;
-  job.method = "evaluate";
-  job.params = json{{"task", std::move(task)},
-                    {"trials", options.trials},
-                    {"timing_trials", options.timing_trials},
-                    {"seed", options.seed}};
-  job.timeout = options.timeout;
-  job.cancel = options.cancel;
-  job.worker = options.worker;
-  return submit_converted<Evaluation>(pool_, std::move(job), &EvaluationClient::to_evaluation);
+  return submit_converted<Evaluation>(pool_, trials_job("evaluate", std::move(task), options),
+                                      &EvaluationClient::to_evaluation);
 }
 
 Evaluation EvaluationClient::evaluate(json task, EvaluateOptions options) {
@@ -170,37 +155,20 @@ Evaluation EvaluationClient::evaluate(json task, EvaluateOptions options) {
 }
 
 ProfileResult EvaluationClient::profile(json task, const std::string& which, EvaluateOptions options) {
-  Job job;
-  job.method = "profile";
-  job.params = json{{"task", std::move(task)}, {"which", which}};
-  job.timeout = options.timeout;
-  job.cancel = options.cancel;
-  job.worker = options.worker;
+  Job job = job_of("profile", json{{"task", std::move(task)}, {"which", which}}, options, options.worker);
   return submit_converted<ProfileResult>(pool_, std::move(job), &EvaluationClient::to_profile).get();
 }
 
 Delivery EvaluationClient::deliver(json task, EvaluateOptions options) {
-  Job job;
-  job.method = "deliver";
-  job.params = json{{"task", std::move(task)},
-                    {"trials", options.trials},
-                    {"timing_trials", options.timing_trials},
-                    {"seed", options.seed}};
-  job.timeout = options.timeout;
-  job.cancel = options.cancel;
-  job.worker = options.worker;
-  return submit_converted<Delivery>(pool_, std::move(job), &EvaluationClient::to_delivery).get();
+  return submit_converted<Delivery>(pool_, trials_job("deliver", std::move(task), options), &EvaluationClient::to_delivery)
+      .get();
 }
 
 std::future<CompileResult> EvaluationClient::submit_compile(std::string source, CompileOptions options) {
-  Job job;
-  job.method = "compile";
-  job.params = json{{"source", std::move(source)}, {"options", options.options}, {"line_offset", options.line_offset}};
-  if (options.arch) job.params["arch"] = *options.arch;
-  job.timeout = options.timeout;
-  job.cancel = options.cancel;
-  job.worker = options.worker;
-  return submit_converted<CompileResult>(pool_, std::move(job), &EvaluationClient::to_compile_result);
+  json params{{"source", std::move(source)}, {"options", options.options}, {"line_offset", options.line_offset}};
+  if (options.arch) params["arch"] = *options.arch;
+  return submit_converted<CompileResult>(pool_, job_of("compile", std::move(params), options, options.worker),
+                                         &EvaluationClient::to_compile_result);
 }
 
 CompileResult EvaluationClient::compile(std::string source, CompileOptions options) {

@@ -245,7 +245,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       module.pattern = "whole_module";
       regions.push_back(module);
     }
-    run.log->write("profile", {{"ok", profile.ok()}, {"regions", regions.size()}});
+    run.log->write("profile", {{"ok", profile.ok()}, {"regions", regions.size()}, {"worker_profile", profile.raw}});
 
     // The spec again, with what the probe and the reference run established.
     inputs.probe = facts;

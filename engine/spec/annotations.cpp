@@ -8,9 +8,10 @@
 #include <map>
 #include <optional>
 
+#include "engine/common/kernel_args.h"
+#include "engine/common/size_expression.h"
 #include "engine/spec/clause_registry.h"
 #include "engine/spec/kernel_contract.h"
-#include "engine/spec/size_expression.h"
 #include "engine/spec/spec_error.h"
 #include "engine/spec/target_kind.h"
 
@@ -368,7 +369,7 @@ class Parser {
     try {
       size_expression_names(text);
       return true;
-    } catch (const SpecError& e) {
+    } catch (const SizeExpressionError& e) {
       error(column, e.what());
       return false;
     }
@@ -563,8 +564,8 @@ class Parser {
     const Token& typed = tokens[3];
     const auto bracket = typed.text.find('[');
     const std::string type = typed.text.substr(0, bracket);
-    if (!is_kernel_type(type)) {
-      error(typed.column, "unknown type '" + type + "' (" + kKernelTypeList + ")");
+    if (!is_element_type(type)) {
+      error(typed.column, "unknown type '" + type + "' (" + kElementTypeList + ")");
       return;
     }
     KernelArg out;

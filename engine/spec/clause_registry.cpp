@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
+#include "engine/common/size_expression.h"
 #include "engine/spec/kernel_contract.h"
-#include "engine/spec/size_expression.h"
 #include "engine/spec/spec_error.h"
 
 namespace hiera::engine::spec {
@@ -161,7 +161,11 @@ void work_count(const json& value) {
   if (is_count(value, 0)) return;
   if (is_finite_number(value) && value.get<double>() >= 0.0) return;
   if (!value.is_string()) bad("a size expression or a non-negative number", value);
-  size_expression_names(value.get<std::string>());
+  try {
+    size_expression_names(value.get<std::string>());
+  } catch (const SizeExpressionError& e) {
+    throw SpecError(e.what());
+  }
 }
 
 void target_speedup(const json& value) {

@@ -4,38 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "engine/spec/size_expression.h"
+#include "engine/common/size_expression.h"
 #include "engine/spec/spec_error.h"
 
 namespace hiera::engine::spec {
 
 using nlohmann::json;
-
-const char* const kKernelTypeList = "float32, float16, bfloat16, float64, int32, int64, uint8";
-
-const char* to_string(ArgRole role) {
-  switch (role) {
-    case ArgRole::Input: return "input";
-    case ArgRole::Output: return "output";
-    case ArgRole::InOut: return "inout";
-    case ArgRole::Scalar: return "scalar";
-  }
-  return "?";
-}
-
-std::optional<ArgRole> parse_arg_role(std::string_view text) {
-  for (ArgRole role : {ArgRole::Input, ArgRole::Output, ArgRole::InOut, ArgRole::Scalar}) {
-    if (text == to_string(role)) return role;
-  }
-  return std::nullopt;
-}
-
-bool is_kernel_type(std::string_view text) {
-  for (std::string_view type : {"float32", "float16", "bfloat16", "float64", "int32", "int64", "uint8"}) {
-    if (text == type) return true;
-  }
-  return false;
-}
 
 namespace {
 
@@ -54,7 +28,7 @@ std::string expression(const json& value, const std::string& what) {
   else throw SpecError(what + " must be a size expression, got " + value.dump());
   try {
     size_expression_names(text);
-  } catch (const SpecError& error) {
+  } catch (const SizeExpressionError& error) {
     throw SpecError(what + ": " + error.what());
   }
   return text;
@@ -63,7 +37,7 @@ std::string expression(const json& value, const std::string& what) {
 }  // namespace
 
 json KernelArg::to_json() const {
-  json out = {{"name", name}, {"role", spec::to_string(role)}, {"type", type}};
+  json out = {{"name", name}, {"role", engine::to_string(role)}, {"type", type}};
   if (is_array()) {
     out["extent"] = extent;
     if (range) out["range"] = {range->first, range->second};
@@ -89,11 +63,11 @@ KernelArg KernelArg::from_json(const json& value) {
   }
   const auto role = value.find("role");
   const auto parsed_role = role != value.end() && role->is_string() ? parse_arg_role(role->get<std::string>()) : std::nullopt;
-  if (!parsed_role) throw SpecError(at + ": role must be input, output, inout or scalar");
+  if (!parsed_role) throw SpecError(at + ": role must be " + kArgRoleList);
   arg.role = *parsed_role;
   const auto type = value.find("type");
-  if (type == value.end() || !type->is_string() || !is_kernel_type(type->get<std::string>())) {
-    throw SpecError(at + ": type must be one of " + kKernelTypeList);
+  if (type == value.end() || !type->is_string() || !is_element_type(type->get<std::string>())) {
+    throw SpecError(at + ": type must be one of " + kElementTypeList);
   }
   arg.type = type->get<std::string>();
   if (arg.is_array()) {
@@ -102,11 +76,8 @@ KernelArg KernelArg::from_json(const json& value) {
     if (value.contains("value")) throw SpecError(at + ": an array argument has no value");
     arg.extent = expression(*extent, at + ": extent");
     if (const auto range = value.find("range"); range != value.end() && !range->is_null()) {
-      if (!range->is_array() || range->size() != 2 || !(*range)[0].is_number() || !(*range)[1].is_number() ||
-          !((*range)[0].get<double>() < (*range)[1].get<double>())) {
-        throw SpecError(at + ": range must be [lo, hi] with lo < hi");
-      }
-      arg.range = std::make_pair((*range)[0].get<double>(), (*range)[1].get<double>());
+      arg.range = parse_value_range(*range);
+      if (!arg.range) throw SpecError(at + ": range must be [lo, hi] with lo < hi");
     }
   } else {
     if (value.contains("extent") || value.contains("range")) throw SpecError(at + ": a scalar has a value, not an extent or range");
@@ -129,25 +100,10 @@ json Launch::to_json() const {
 
 Launch Launch::from_json(const json& value) {
   if (!value.is_object()) throw SpecError("a launch must be an object with grid, block and shared_bytes");
-  Launch launch;
   for (const auto& [key, unused] : value.items()) {
     if (key != "grid" && key != "block" && key != "shared_bytes") throw SpecError("launch: unknown field '" + key + "'");
   }
-  for (const char* key : {"grid", "block"}) {
-    const auto it = value.find(key);
-    if (it == value.end()) throw SpecError(std::string("launch: ") + key + " is missing");
-    if (!it->is_array() || it->empty() || it->size() > 3) {
-      throw SpecError(std::string("launch: ") + key + " must be an array of 1 to 3 size expressions");
-    }
-    auto& dims = std::string_view(key) == "grid" ? launch.grid : launch.block;
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      dims[i] = expression((*it)[i], std::string("launch: ") + key + "[" + std::to_string(i) + "]");
-    }
-  }
-  if (const auto it = value.find("shared_bytes"); it != value.end() && !it->is_null()) {
-    launch.shared_bytes = expression(*it, "launch: shared_bytes");
-  }
-  return launch;
+  return {parse_launch_geometry<SpecError>(value, "launch: ", expression)};
 }
 
 }  // namespace hiera::engine::spec

@@ -4,28 +4,26 @@
 // and `hiera: launch` annotations give them and the job protocol's
 // "contract" carries them (engine/eval/JOB_PROTOCOL.md). A bare kernel cannot
 // be probed for its interface, so this is the only place it comes from.
-#include <array>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/kernel_args.h"
+#include "engine/common/launch_geometry.h"
+
 namespace hiera::engine::spec {
 
-enum class ArgRole { Input, Output, InOut, Scalar };
-const char* to_string(ArgRole role);  // "input", "output", "inout", "scalar"
-std::optional<ArgRole> parse_arg_role(std::string_view text);
-
-// The element types the worker knows: float32, float16, bfloat16, float64, int32, int64, uint8.
-bool is_kernel_type(std::string_view text);
-extern const char* const kKernelTypeList;  // "float32, float16, bfloat16, float64, int32, int64, uint8"
+// The roles, element types and launch geometry are the worker's too
+// (engine/common).
+using engine::ArgRole;
+using engine::LaunchGeometry;
 
 struct KernelArg {
   std::string name;
   ArgRole role = ArgRole::Input;
-  std::string type;    // float32, ...
+  std::string type;    // one of kElementTypeNames
   std::string extent;  // arrays: element count, a size expression
   std::string value;   // scalars: a number or a size expression
   // Arrays only: inputs drawn from [lo, hi) instead of the trial's distribution
@@ -41,11 +39,7 @@ struct KernelArg {
   bool operator==(const KernelArg&) const = default;
 };
 
-struct Launch {
-  std::array<std::string, 3> grid{"1", "1", "1"};
-  std::array<std::string, 3> block{"1", "1", "1"};
-  std::string shared_bytes = "0";
-
+struct Launch : LaunchGeometry {
   // {"grid": [x, y, z], "block": [x, y, z], "shared_bytes": "0"}, each a size expression.
   nlohmann::json to_json() const;
   // Accepts 1 to 3 dimensions (the rest are "1"); throws SpecError.

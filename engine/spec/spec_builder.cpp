@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
+#include <string_view>
+#include <utility>
 
+#include "engine/common/size_expression.h"
 #include "engine/spec/annotations.h"
 #include "engine/spec/kernel_signature.h"
 #include "engine/spec/spec_error.h"
@@ -154,12 +158,24 @@ class Builder {
     if (const auto device = facts.find("device"); device != facts.end() && device->is_string()) {
       origin += " on " + device->get<std::string>();
     }
+    // The facts that are one clause each, as they are.
+    static constexpr std::pair<std::string_view, const char*> kFactClauses[] = {
+        {"inputs", "interface.inputs"},
+        {"sizes", "interface.sizes"},
+        {"reference_ms", "performance.reference_ms"},
+        {"regions", "performance.regions"},
+        {"speed_of_light_ms", "performance.speed_of_light_ms"},
+        {"deterministic", "numerics.deterministic"},
+        {"inplace", "interface.inplace"},
+    };
     for (const auto& [key, value] : facts.items()) {
       const std::string where = "probe: " + key;
-      if (key == "device") {
+      const auto clause = std::find_if(std::begin(kFactClauses), std::end(kFactClauses),
+                                       [&key = key](const auto& fact) { return fact.first == key; });
+      if (clause != std::end(kFactClauses)) {
+        set(clause->second, value, Source::Probe, origin, where);
+      } else if (key == "device") {
         if (!value.is_string()) problem(where + ": must be a string");
-      } else if (key == "inputs") {
-        set("interface.inputs", value, Source::Probe, origin, where);
       } else if (key == "outputs") {
         // One fact, three clauses: each is enforced by its own check (count, shape, dtype).
         if (!value.is_array() || value.empty() || !std::all_of(value.begin(), value.end(), [](const json& o) {
@@ -177,18 +193,6 @@ class Builder {
         set("interface.outputs", static_cast<std::int64_t>(value.size()), Source::Probe, origin, where);
         set("interface.shapes", shapes, Source::Probe, origin, where);
         set("interface.dtypes", dtypes, Source::Probe, origin, where);
-      } else if (key == "sizes") {
-        set("interface.sizes", value, Source::Probe, origin, where);
-      } else if (key == "reference_ms") {
-        set("performance.reference_ms", value, Source::Probe, origin, where);
-      } else if (key == "regions") {
-        set("performance.regions", value, Source::Probe, origin, where);
-      } else if (key == "speed_of_light_ms") {
-        set("performance.speed_of_light_ms", value, Source::Probe, origin, where);
-      } else if (key == "deterministic") {
-        set("numerics.deterministic", value, Source::Probe, origin, where);
-      } else if (key == "inplace") {
-        set("interface.inplace", value, Source::Probe, origin, where);
       } else if (key == "nan_inf") {
         if (!value.is_boolean()) problem(where + ": must be true or false");
         else reference_nan_inf_ = value.get<bool>();
@@ -275,7 +279,7 @@ class Builder {
       std::set<std::string> names;
       try {
         names = size_expression_names(expression);
-      } catch (const SpecError&) {
+      } catch (const SizeExpressionError&) {
         continue;  // a number (a scalar's value)
       }
       for (const std::string& name : names) {

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/size_expression.h"
 #include "engine/spec/clause.h"
 #include "engine/spec/kernel_contract.h"
-#include "engine/spec/size_expression.h"
 #include "engine/spec/target_kind.h"
 
 namespace hiera::engine::spec {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/common/size_expression.h"
 #include "engine/spec/spec_builder.h"
 #include "engine/spec/spec_error.h"
 
@@ -36,7 +37,7 @@ json work_number(const TaskSpec& spec, const char* clause) {
   if (c->value.is_number()) return c->value;
   try {
     return evaluate_size_expression(c->value.get<std::string>(), spec.sizes());
-  } catch (const SpecError&) {
+  } catch (const SizeExpressionError&) {
     return nullptr;  // sizes the spec does not know: no bound rather than a wrong one
   }
 }

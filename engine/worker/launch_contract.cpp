@@ -14,25 +14,11 @@ namespace hiera::worker {
 
 using nlohmann::json;
 
-const char* to_string(ArgRole role) {
-  switch (role) {
-    case ArgRole::Input: return "input";
-    case ArgRole::Output: return "output";
-    case ArgRole::InOut: return "inout";
-    case ArgRole::Scalar: return "scalar";
-  }
-  return "?";
-}
+using engine::evaluate_size_expression;
+using engine::is_identifier;
+using engine::SizeExpressionError;
 
 namespace {
-
-bool is_identifier(const std::string& name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
 
 // An expression field may be written as a JSON string or a JSON integer.
 std::string expression_field(const json& value, const std::string& what) {
@@ -41,9 +27,9 @@ std::string expression_field(const json& value, const std::string& what) {
   throw ContractError(what + " must be a size expression (a string or an integer), got " + value.dump());
 }
 
-SizeEnv parse_sizes(const json& value, const std::string& what) {
+SizeMap parse_sizes(const json& value, const std::string& what) {
   if (!value.is_object()) throw ContractError("contract." + what + " must be an object of size names to integers");
-  SizeEnv sizes;
+  SizeMap sizes;
   for (const auto& [name, size] : value.items()) {
     if (!is_identifier(name)) throw ContractError("contract." + what + ": '" + name + "' is not a valid size name");
     if (!size.is_number_integer()) throw ContractError("contract." + what + "." + name + " must be an integer, got " + size.dump());
@@ -55,24 +41,9 @@ SizeEnv parse_sizes(const json& value, const std::string& what) {
   return sizes;
 }
 
-LaunchSpec parse_launch(const json& value, const std::string& what) {
+LaunchGeometry parse_launch(const json& value, const std::string& what) {
   if (!value.is_object()) throw ContractError("contract." + what + " must be an object with grid, block and shared_bytes");
-  LaunchSpec spec;
-  for (const char* key : {"grid", "block"}) {
-    auto it = value.find(key);
-    if (it == value.end()) throw ContractError("contract." + what + "." + key + " is missing");
-    if (!it->is_array() || it->empty() || it->size() > 3) {
-      throw ContractError("contract." + what + "." + key + " must be an array of 1 to 3 size expressions");
-    }
-    auto& dims = std::string(key) == "grid" ? spec.grid : spec.block;
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      dims[i] = expression_field((*it)[i], "contract." + what + "." + key + "[" + std::to_string(i) + "]");
-    }
-  }
-  if (auto it = value.find("shared_bytes"); it != value.end() && !it->is_null()) {
-    spec.shared_bytes = expression_field(*it, "contract." + what + ".shared_bytes");
-  }
-  return spec;
+  return engine::parse_launch_geometry<ContractError>(value, "contract." + what + ".", expression_field);
 }
 
 std::string scalar_value_field(const json& value, const std::string& what) {
@@ -92,19 +63,16 @@ ContractArg parse_arg(const json& value, std::size_t index) {
   arg.name = name->get<std::string>();
   const std::string at = where + " ('" + arg.name + "')";
   auto role = value.find("role");
-  if (role == value.end() || !role->is_string()) throw ContractError(at + ": role must be input, output, inout or scalar");
+  if (role == value.end() || !role->is_string()) throw ContractError(at + ": role must be " + engine::kArgRoleList);
   const auto role_name = role->get<std::string>();
-  if (role_name == "input") arg.role = ArgRole::Input;
-  else if (role_name == "output") arg.role = ArgRole::Output;
-  else if (role_name == "inout") arg.role = ArgRole::InOut;
-  else if (role_name == "scalar") arg.role = ArgRole::Scalar;
-  else throw ContractError(at + ": unknown role '" + role_name + "' (input, output, inout or scalar)");
+  const auto parsed_role = engine::parse_arg_role(role_name);
+  if (!parsed_role) throw ContractError(at + ": unknown role '" + role_name + "' (" + engine::kArgRoleList + ")");
+  arg.role = *parsed_role;
   auto type = value.find("type");
   if (type == value.end() || !type->is_string()) throw ContractError(at + ": type is missing");
   auto parsed_type = parse_scalar_type(type->get<std::string>());
   if (!parsed_type) {
-    throw ContractError(at + ": unknown type '" + type->get<std::string>() +
-                        "' (float32, float16, bfloat16, float64, int32, int64, uint8)");
+    throw ContractError(at + ": unknown type '" + type->get<std::string>() + "' (" + engine::kElementTypeList + ")");
   }
   arg.type = *parsed_type;
   if (arg.is_array()) {
@@ -112,11 +80,8 @@ ContractArg parse_arg(const json& value, std::size_t index) {
     if (extent == value.end()) throw ContractError(at + ": an array argument needs an extent");
     arg.extent = expression_field(*extent, at + ".extent");
     if (auto range = value.find("range"); range != value.end() && !range->is_null()) {
-      if (!range->is_array() || range->size() != 2 || !(*range)[0].is_number() || !(*range)[1].is_number() ||
-          !((*range)[0].get<double>() < (*range)[1].get<double>())) {
-        throw ContractError(at + ".range must be [lo, hi] with lo < hi");
-      }
-      arg.range = std::make_pair((*range)[0].get<double>(), (*range)[1].get<double>());
+      arg.range = engine::parse_value_range(*range);
+      if (!arg.range) throw ContractError(at + ".range must be [lo, hi] with lo < hi");
     }
   } else {
     auto scalar = value.find("value");
@@ -145,7 +110,7 @@ unsigned to_unsigned(std::int64_t value, std::int64_t min, std::int64_t max, con
   return static_cast<unsigned>(value);
 }
 
-std::int64_t eval(const std::string& expression, const SizeEnv& sizes) {
+std::int64_t eval(const std::string& expression, const SizeMap& sizes) {
   try {
     return evaluate_size_expression(expression, sizes);
   } catch (const SizeExpressionError& e) {
@@ -153,7 +118,7 @@ std::int64_t eval(const std::string& expression, const SizeEnv& sizes) {
   }
 }
 
-void check_against(const LaunchContract& contract, const SizeEnv& sizes) {
+void check_against(const LaunchContract& contract, const SizeMap& sizes) {
   for (const auto& arg : contract.args) {
     if (arg.is_array()) byte_count(arg, sizes);
     else scalar_argument(arg, sizes);
@@ -170,9 +135,9 @@ LaunchContract parse_launch_contract(const json& value) {
   if (!value.is_object()) throw ContractError("contract must be an object");
   LaunchContract contract;
   auto sizes = value.find("sizes");
-  contract.sizes = sizes == value.end() || sizes->is_null() ? SizeEnv{} : parse_sizes(*sizes, "sizes");
+  contract.sizes = sizes == value.end() || sizes->is_null() ? SizeMap{} : parse_sizes(*sizes, "sizes");
   if (auto second = value.find("second_sizes"); second != value.end() && !second->is_null()) {
-    SizeEnv merged = contract.sizes;
+    SizeMap merged = contract.sizes;
     for (const auto& [name, size] : parse_sizes(*second, "second_sizes")) merged[name] = size;
     contract.second_sizes = std::move(merged);
   }
@@ -208,28 +173,28 @@ LaunchContract parse_launch_contract(const json& value) {
   return contract;
 }
 
-LaunchDims resolve_launch(const LaunchSpec& spec, const SizeEnv& sizes) {
+LaunchDims resolve_launch(const LaunchGeometry& launch, const SizeMap& sizes) {
   static constexpr std::array<const char*, 3> kAxis{"x", "y", "z"};
   static constexpr std::array<std::int64_t, 3> kGridMax{2147483647, 65535, 65535};
   LaunchDims dims;
   for (std::size_t i = 0; i < 3; ++i) {
-    dims.grid[i] = to_unsigned(eval(spec.grid[i], sizes), 1, kGridMax[i],
-                               std::string("grid.") + kAxis[i] + " ('" + spec.grid[i] + "')");
-    dims.block[i] = to_unsigned(eval(spec.block[i], sizes), 1, 1024,
-                                std::string("block.") + kAxis[i] + " ('" + spec.block[i] + "')");
+    dims.grid[i] = to_unsigned(eval(launch.grid[i], sizes), 1, kGridMax[i],
+                               std::string("grid.") + kAxis[i] + " ('" + launch.grid[i] + "')");
+    dims.block[i] = to_unsigned(eval(launch.block[i], sizes), 1, 1024,
+                                std::string("block.") + kAxis[i] + " ('" + launch.block[i] + "')");
   }
-  dims.shared_bytes = to_unsigned(eval(spec.shared_bytes, sizes), 0, std::numeric_limits<std::int32_t>::max(),
-                                  "shared_bytes ('" + spec.shared_bytes + "')");
+  dims.shared_bytes = to_unsigned(eval(launch.shared_bytes, sizes), 0, std::numeric_limits<std::int32_t>::max(),
+                                  "shared_bytes ('" + launch.shared_bytes + "')");
   return dims;
 }
 
-std::uint64_t element_count(const ContractArg& arg, const SizeEnv& sizes) {
+std::uint64_t element_count(const ContractArg& arg, const SizeMap& sizes) {
   const std::int64_t count = eval(arg.extent, sizes);
   if (count < 0) throw ContractError("extent of '" + arg.name + "' ('" + arg.extent + "') is negative: " + std::to_string(count));
   return static_cast<std::uint64_t>(count);
 }
 
-std::uint64_t byte_count(const ContractArg& arg, const SizeEnv& sizes) {
+std::uint64_t byte_count(const ContractArg& arg, const SizeMap& sizes) {
   const std::uint64_t count = element_count(arg, sizes);
   std::uint64_t bytes = 0;
   if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(size_of(arg.type)), &bytes)) {
@@ -238,7 +203,7 @@ std::uint64_t byte_count(const ContractArg& arg, const SizeEnv& sizes) {
   return bytes;
 }
 
-std::vector<std::byte> scalar_argument(const ContractArg& arg, const SizeEnv& sizes) {
+std::vector<std::byte> scalar_argument(const ContractArg& arg, const SizeMap& sizes) {
   std::vector<std::byte> bytes(size_of(arg.type));
   if (is_floating(arg.type)) {
     // A literal ("2.5", "-1e-3") or, failing that, a size expression ("N").
@@ -262,7 +227,7 @@ std::vector<std::byte> scalar_argument(const ContractArg& arg, const SizeEnv& si
   return bytes;
 }
 
-std::optional<double> work_count(const std::optional<std::string>& expression, const SizeEnv& sizes) {
+std::optional<double> work_count(const std::optional<std::string>& expression, const SizeMap& sizes) {
   if (!expression) return std::nullopt;
   const std::int64_t value = eval(*expression, sizes);
   if (value < 0) throw ContractError("work count '" + *expression + "' is negative: " + std::to_string(value));

@@ -13,20 +13,24 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "engine/common/kernel_args.h"
+#include "engine/common/launch_geometry.h"
+#include "engine/common/size_expression.h"
 #include "engine/worker/scalar_types.h"
-#include "engine/worker/size_expression.h"
 
 namespace hiera::worker {
+
+// The contract's vocabulary is the engine's too (engine/common).
+using engine::ArgRole;
+using engine::LaunchGeometry;
+using engine::SizeMap;
+// The worker's older name for SizeMap, still used by native_evaluator.cpp.
+using SizeEnv = SizeMap;
 
 class ContractError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-enum class ArgRole { Input, Output, InOut, Scalar };
-const char* to_string(ArgRole role);
 
 struct ContractArg {
   std::string name;
@@ -42,18 +46,12 @@ struct ContractArg {
   bool is_compared() const { return role == ArgRole::Output || role == ArgRole::InOut; }
 };
 
-struct LaunchSpec {
-  std::array<std::string, 3> grid{"1", "1", "1"};
-  std::array<std::string, 3> block{"1", "1", "1"};
-  std::string shared_bytes = "0";
-};
-
 struct LaunchContract {
-  SizeEnv sizes;
-  std::optional<SizeEnv> second_sizes;  // already merged over `sizes`
+  SizeMap sizes;
+  std::optional<SizeMap> second_sizes;  // already merged over `sizes`
   std::vector<ContractArg> args;
-  LaunchSpec reference_launch;
-  LaunchSpec candidate_launch;  // the reference's when the contract gives none
+  LaunchGeometry reference_launch;
+  LaunchGeometry candidate_launch;  // the reference's when the contract gives none
   std::optional<std::string> flops;
   std::optional<std::string> bytes;
   // Taken to mean the candidate may write its `input` arguments (work in
@@ -69,12 +67,12 @@ struct LaunchDims {
   unsigned shared_bytes = 0;
 };
 
-LaunchDims resolve_launch(const LaunchSpec& spec, const SizeEnv& sizes);
-std::uint64_t element_count(const ContractArg& arg, const SizeEnv& sizes);
-std::uint64_t byte_count(const ContractArg& arg, const SizeEnv& sizes);
+LaunchDims resolve_launch(const LaunchGeometry& launch, const SizeMap& sizes);
+std::uint64_t element_count(const ContractArg& arg, const SizeMap& sizes);
+std::uint64_t byte_count(const ContractArg& arg, const SizeMap& sizes);
 // The bytes of a scalar argument as the kernel receives it.
-std::vector<std::byte> scalar_argument(const ContractArg& arg, const SizeEnv& sizes);
+std::vector<std::byte> scalar_argument(const ContractArg& arg, const SizeMap& sizes);
 // flops or bytes of the contract at these sizes; nullopt when not given.
-std::optional<double> work_count(const std::optional<std::string>& expression, const SizeEnv& sizes);
+std::optional<double> work_count(const std::optional<std::string>& expression, const SizeMap& sizes);
 
 }  // namespace hiera::worker

@@ -5,30 +5,32 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/common/kernel_args.h"
+
 namespace hiera::worker {
 
+namespace {
+
+// ScalarType's enumerators are in the order of engine::kElementTypeNames.
+constexpr bool named(ScalarType type, std::string_view name) {
+  return engine::kElementTypeNames[static_cast<std::size_t>(type)] == name;
+}
+static_assert(engine::kElementTypeNames.size() == 7 && named(ScalarType::Float32, "float32") &&
+              named(ScalarType::Float16, "float16") && named(ScalarType::BFloat16, "bfloat16") &&
+              named(ScalarType::Float64, "float64") && named(ScalarType::Int32, "int32") &&
+              named(ScalarType::Int64, "int64") && named(ScalarType::UInt8, "uint8"));
+
+}  // namespace
+
 std::optional<ScalarType> parse_scalar_type(std::string_view name) {
-  if (name == "float32") return ScalarType::Float32;
-  if (name == "float16") return ScalarType::Float16;
-  if (name == "bfloat16") return ScalarType::BFloat16;
-  if (name == "float64") return ScalarType::Float64;
-  if (name == "int32") return ScalarType::Int32;
-  if (name == "int64") return ScalarType::Int64;
-  if (name == "uint8") return ScalarType::UInt8;
-  return std::nullopt;
+  const auto index = engine::element_type_index(name);
+  if (!index) return std::nullopt;
+  return static_cast<ScalarType>(*index);
 }
 
 const char* to_string(ScalarType type) {
-  switch (type) {
-    case ScalarType::Float32: return "float32";
-    case ScalarType::Float16: return "float16";
-    case ScalarType::BFloat16: return "bfloat16";
-    case ScalarType::Float64: return "float64";
-    case ScalarType::Int32: return "int32";
-    case ScalarType::Int64: return "int64";
-    case ScalarType::UInt8: return "uint8";
-  }
-  return "?";
+  const auto index = static_cast<std::size_t>(type);
+  return index < engine::kElementTypeNames.size() ? engine::kElementTypeNames[index] : "?";
 }
 
 std::size_t size_of(ScalarType type) {

@@ -46,6 +46,9 @@ TEST(OptimizeCuda, RejectsTheWrongKernelAndDeliversTheVerifiedFasterOne) {
     fs::create_directories(results);
     fs::copy_file(dir / "result.json", fs::path(results) / "optimize-cuda-result.json", fs::copy_options::overwrite_existing);
     fs::copy_file(dir / "report.md", fs::path(results) / "optimize-cuda-report.md", fs::copy_options::overwrite_existing);
+    const json written = json::parse(read_text(dir / "result.json"));
+    fs::copy_file(fs::path(written["run_dir"].get<std::string>()) / "run.jsonl", fs::path(results) / "optimize-cuda-run.jsonl",
+                  fs::copy_options::overwrite_existing);
   }
   EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
   const json result = json::parse(read_text(dir / "result.json"));

@@ -7,60 +7,29 @@
 
 #include <filesystem>
 #include <iterator>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/framing.h"
-#include "subprocess.h"
+#include "temp_directory.h"
+#include "worker_session.h"
 
 namespace {
 
-using hiera::testing::run_process;
+using hiera::testing::WorkerRequests;
+using hiera::testing::WorkerSession;
 using nlohmann::json;
 
 // One cache directory for the whole binary: the probe is measured once.
 const std::filesystem::path& cache_dir() {
-  static const std::filesystem::path dir = [] {
-    std::random_device entropy;
-    auto path = std::filesystem::temp_directory_path() / ("hiera-gpu-test-cache-" + std::to_string(entropy()));
-    std::filesystem::create_directories(path);
-    return path;
-  }();
-  return dir;
+  static const hiera::testing::TempDirectory dir("hiera-gpu-test-cache-");
+  return dir.path();
 }
 
-struct Session {
-  int exit_code = -1;
-  bool timed_out = false;
-  std::vector<json> replies;
-  std::string log;
-};
-
 // Runs a worker over the requests (ids 1..n) and collects every reply.
-Session run_session(const std::vector<std::pair<std::string, json>>& requests, bool then_shutdown = true) {
-  std::string input;
-  int id = 0;
-  for (const auto& [method, params] : requests) {
-    input += hiera::protocol::FrameWriter::encode(json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump());
-  }
-  if (then_shutdown) {
-    input += hiera::protocol::FrameWriter::encode(json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "shutdown"}}.dump());
-  }
-  auto r = run_process({HIERA_WORKER_BIN, "--cache-dir", cache_dir().string(), "--device", "0"}, input, std::chrono::seconds(300));
-  Session session;
-  session.exit_code = r.exit_code;
-  session.timed_out = r.timed_out;
-  session.log = r.err;
-  hiera::protocol::FrameReader reader;
-  reader.feed(r.out);
-  while (auto event = reader.next()) {
-    if (auto* frame = std::get_if<hiera::protocol::Frame>(&*event)) session.replies.push_back(json::parse(frame->body));
-    else ADD_FAILURE() << "stdout carried something that is not a frame";
-  }
-  return session;
+WorkerSession run_session(const WorkerRequests& requests, bool then_shutdown = true) {
+  return hiera::testing::run_worker_session(requests, cache_dir(), then_shutdown);
 }
 
 // The worker's hello, asked once: tests skip when it has no GPU.

@@ -9,57 +9,29 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/framing.h"
-#include "subprocess.h"
+#include "temp_directory.h"
+#include "worker_session.h"
 
 namespace {
 
-using hiera::testing::run_process;
+using hiera::testing::WorkerRequests;
+using hiera::testing::WorkerSession;
 using nlohmann::json;
 
 const std::filesystem::path& metrics_cache_dir() {
-  static const std::filesystem::path dir = [] {
-    std::random_device entropy;
-    auto path = std::filesystem::temp_directory_path() / ("hiera-gpu-metrics-cache-" + std::to_string(entropy()));
-    std::filesystem::create_directories(path);
-    return path;
-  }();
-  return dir;
+  static const hiera::testing::TempDirectory dir("hiera-gpu-metrics-cache-");
+  return dir.path();
 }
 
-struct Replies {
-  std::vector<json> replies;
-  std::string log;
-  int exit_code = -1;
-};
-
 // One worker over the requests (ids 1..n) and a shutdown.
-Replies run_worker(const std::vector<std::pair<std::string, json>>& requests) {
-  std::string input;
-  int id = 0;
-  for (const auto& [method, params] : requests) {
-    input += hiera::protocol::FrameWriter::encode(json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump());
-  }
-  input += hiera::protocol::FrameWriter::encode(json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "shutdown"}}.dump());
-  auto r = run_process({HIERA_WORKER_BIN, "--cache-dir", metrics_cache_dir().string(), "--device", "0"}, input,
-                       std::chrono::seconds(300));
-  Replies out;
-  out.exit_code = r.exit_code;
-  out.log = r.err;
-  hiera::protocol::FrameReader reader;
-  reader.feed(r.out);
-  while (auto event = reader.next()) {
-    if (auto* frame = std::get_if<hiera::protocol::Frame>(&*event)) out.replies.push_back(json::parse(frame->body));
-    else ADD_FAILURE() << "stdout carried something that is not a frame";
-  }
-  return out;
+WorkerSession run_worker(const WorkerRequests& requests) {
+  return hiera::testing::run_worker_session(requests, metrics_cache_dir());
 }
 
 bool worker_has_gpu() {

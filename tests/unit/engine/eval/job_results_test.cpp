@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "thrown_message.h"
+
 namespace hiera::engine::eval {
 namespace {
 
@@ -11,12 +13,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 
 std::string parse_error(const json& value) {
-  try {
-    parse_evaluation(value);
-  } catch (const MalformedResult& error) {
-    return error.what();
-  }
-  return "";
+  return hiera::testing::thrown_message<MalformedResult>([&] { parse_evaluation(value); });
 }
 
 TEST(JobResultsTest, MinimalEvaluation) {

@@ -33,14 +33,14 @@ class KnowledgeDirEnv {
 };
 
 TEST(KnowledgeDirTest, EnvironmentWins) {
-  const testing::ScratchDir prefix;
+  const hiera::testing::TempDirectory prefix;
   fs::create_directories(prefix.path() / "share" / "hiera" / "knowledge");
   const KnowledgeDirEnv env("/somewhere/else");
   EXPECT_EQ(default_knowledge_dir(prefix.path() / "bin" / "hiera"), fs::path("/somewhere/else"));
 }
 
 TEST(KnowledgeDirTest, InstalledLayoutBesideTheExecutable) {
-  const testing::ScratchDir prefix;
+  const hiera::testing::TempDirectory prefix;
   fs::create_directories(prefix.path() / "share" / "hiera" / "knowledge");
   fs::create_directories(prefix.path() / "bin");
   const KnowledgeDirEnv env(nullptr);
@@ -48,14 +48,14 @@ TEST(KnowledgeDirTest, InstalledLayoutBesideTheExecutable) {
 }
 
 TEST(KnowledgeDirTest, EmptyEnvironmentIsUnset) {
-  const testing::ScratchDir prefix;
+  const hiera::testing::TempDirectory prefix;
   fs::create_directories(prefix.path() / "share" / "hiera" / "knowledge");
   const KnowledgeDirEnv env("");
   EXPECT_EQ(default_knowledge_dir(prefix.path() / "bin" / "hiera"), prefix.path() / "share" / "hiera" / "knowledge");
 }
 
 TEST(KnowledgeDirTest, SourceTreeOtherwise) {
-  const testing::ScratchDir prefix;
+  const hiera::testing::TempDirectory prefix;
   const KnowledgeDirEnv env(nullptr);
   EXPECT_EQ(default_knowledge_dir(prefix.path() / "bin" / "hiera"), testing::source_knowledge_dir());
   EXPECT_EQ(default_knowledge_dir(""), testing::source_knowledge_dir());

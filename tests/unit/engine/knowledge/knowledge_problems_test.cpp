@@ -347,7 +347,7 @@ TEST_F(KnowledgeProblemsTest, SeveralBadFilesAreSeveralProblems) {
 }
 
 TEST(KnowledgeLoadTest, MissingDirectoryIsOneProblem) {
-  const testing::ScratchDir scratch;
+  const hiera::testing::TempDirectory scratch;
   const fs::path missing = scratch.path() / "no-such-knowledge";
   const KnowledgeBase kb = load_knowledge(missing);
   ASSERT_EQ(kb.problems.size(), 1u);
@@ -360,7 +360,7 @@ TEST(KnowledgeLoadTest, MissingDirectoryIsOneProblem) {
 }
 
 TEST(KnowledgeLoadTest, AFileInsteadOfADirectoryIsOneProblem) {
-  const testing::ScratchDir scratch;
+  const hiera::testing::TempDirectory scratch;
   const fs::path file = scratch.path() / "knowledge";
   std::ofstream(file) << "x";
   const KnowledgeBase kb = load_knowledge(file);

@@ -5,34 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
+
+#include "temp_directory.h"
 
 namespace hiera::engine::knowledge::testing {
 
 inline std::filesystem::path source_knowledge_dir() { return std::filesystem::path(HIERA_SOURCE_DIR) / "knowledge"; }
-
-// A unique empty directory under the system's temp directory, removed with the object.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::random_device random;
-    path_ = std::filesystem::temp_directory_path() /
-            ("hiera-knowledge-test-" + std::to_string(random()) + "-" + std::to_string(random()));
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // A copy of the real knowledge directory at path().
 class KnowledgeCopy {
@@ -52,7 +31,7 @@ class KnowledgeCopy {
   }
 
  private:
-  ScratchDir scratch_;
+  hiera::testing::TempDirectory scratch_{"hiera-knowledge-test-"};
   std::filesystem::path dir_;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/optimize/target.h"
+#include "thrown_message.h"
 
 namespace {
 
@@ -15,12 +16,7 @@ const char* kModule =
     "def get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
 
 std::string error_of(const std::string& file, const std::string& symbol, const std::string& source) {
-  try {
-    make_target(file, symbol, source);
-  } catch (const TargetError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return hiera::testing::thrown_message<TargetError>([&] { make_target(file, symbol, source); }, "(no error)");
 }
 
 TEST(OptimizeTarget, PythonDefaultsToModelAndRenamesItForTheBaseline) {

@@ -9,17 +9,11 @@ namespace hiera::engine::plan {
 namespace {
 
 using knowledge::Space;
-using testing::fixture_regions;
-using testing::load_fixture;
-using testing::probe_ceilings;
+using testing::plan_fixture;
 using testing::test_recipes;
 
-Plan plan_for(const std::string& fixture, PlanContext context = {}) {
-  return make_plan(fixture_regions(fixture), probe_ceilings(load_fixture(fixture)), context, test_recipes());
-}
-
 // linear+bias+gelu: S1 8, S2 8, S3 8.
-Plan gemm_plan() { return plan_for("gemm_bias_gelu_bf16_h200.json"); }
+Plan gemm_plan() { return plan_fixture("gemm_bias_gelu_bf16_h200.json"); }
 
 StepOutcome outcome(std::string region, Space space, int tried, int correct, std::optional<double> best,
                     double fraction = 0.7) {
@@ -139,7 +133,7 @@ TEST(EscalationTest, TheWholeBudgetSpentStops) {
 }
 
 TEST(EscalationTest, TheLaunchBoundMlpSequence) {
-  const Plan plan = plan_for("tiny_mlp_launch_bound_h200.json");  // whole module: S1 12, S3 12
+  const Plan plan = plan_fixture("tiny_mlp_launch_bound_h200.json");  // whole module: S1 12, S3 12
   std::vector<StepOutcome> history;
   auto mlp = [](Space space, int tried, int correct, std::optional<double> best, double fraction = 0.03) {
     return outcome("whole module", space, tried, correct, best, fraction);
@@ -194,11 +188,11 @@ TEST(EscalationTest, MovingToTheNextRegion) {
 }
 
 TEST(EscalationTest, APlanWithNoStepsStopsAtOnce) {
-  expect_decision(next_action(plan_for("sgemm_8192_fp32_h200.json"), {}), Action::Stop, std::nullopt, 0,
+  expect_decision(next_action(plan_fixture("sgemm_8192_fp32_h200.json"), {}), Action::Stop, std::nullopt, 0,
                   "at speed of light: nothing to optimize");
   PlanContext context;
   context.near_sol = 0.95;
-  expect_decision(next_action(plan_for("sgemm_8192_fp32_h200.json", context), {}), Action::Stop, std::nullopt, 0,
+  expect_decision(next_action(plan_fixture("sgemm_8192_fp32_h200.json", context), {}), Action::Stop, std::nullopt, 0,
                   "nothing to do: the plan has no step");
 }
 

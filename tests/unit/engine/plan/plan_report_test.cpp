@@ -11,15 +11,11 @@ namespace {
 using nlohmann::json;
 using testing::fixture_regions;
 using testing::load_fixture;
+using testing::plan_fixture;
 using testing::probe_ceilings;
 using testing::test_recipes;
 
-Plan gemm_plan() {
-  PlanContext context;
-  context.dtype = "bfloat16";
-  return make_plan(fixture_regions("gemm_bias_gelu_bf16_h200.json"),
-                   probe_ceilings(load_fixture("gemm_bias_gelu_bf16_h200.json")), context, test_recipes());
-}
+Plan gemm_plan() { return plan_fixture("gemm_bias_gelu_bf16_h200.json"); }  // dtype bfloat16
 
 TEST(PlanReportTest, JsonCarriesEveryNumberAndReason) {
   const Plan plan = gemm_plan();

@@ -1,8 +1,8 @@
 #pragma once
 // Shared by the planner tests: the recorded profiles under
 // tests/fixtures/profiles (probe, counted work, worker profile), turned into
-// ceilings, TaskWork and regions; and a small recipe set built here, so the
-// tests do not depend on knowledge/recipes.
+// ceilings, TaskWork, regions and a plan; and a small recipe set built here,
+// so the tests do not depend on knowledge/recipes.
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/knowledge/recipe.h"
+#include "engine/plan/planner.h"
 #include "engine/plan/regions.h"
 #include "engine/plan/roofline.h"
 #include "engine/plan/worker_profile.h"
@@ -118,6 +119,14 @@ inline std::vector<knowledge::Recipe> test_recipes() {
   recipes.back().template_name = "elementwise_vectorized";
   recipes.back().shape.last_dim_multiple_of = 4;
   return recipes;
+}
+
+// The plan for a recorded profile with the test recipes; the context's dtype,
+// when it names none, is the fixture's.
+inline Plan plan_fixture(const std::string& name, PlanContext context = {}, bool with_ops = true) {
+  const nlohmann::json fixture = load_fixture(name);
+  if (context.dtype.empty()) context.dtype = fixture.at("work").at("dtype").get<std::string>();
+  return make_plan(fixture_regions(name, with_ops), probe_ceilings(fixture), context, test_recipes());
 }
 
 }  // namespace hiera::engine::plan::testing

@@ -12,6 +12,7 @@ namespace {
 using knowledge::Space;
 using testing::fixture_regions;
 using testing::load_fixture;
+using testing::plan_fixture;
 using testing::probe_ceilings;
 using testing::test_recipes;
 using Strings = std::vector<std::string>;
@@ -19,11 +20,6 @@ using Strings = std::vector<std::string>;
 const std::string kRoofline =
     "roofline: probe of NVIDIA H200: 4207 GB/s; bfloat16 806.3, float16 771.4, float32 51.0, tf32 416.8 TFLOP/s; "
     "3.00 µs per launch";
-
-Plan plan_fixture(const std::string& name, PlanContext context = {}, bool with_ops = true) {
-  if (context.dtype.empty()) context.dtype = load_fixture(name)["work"]["dtype"].get<std::string>();
-  return make_plan(fixture_regions(name, with_ops), probe_ceilings(load_fixture(name)), context, test_recipes());
-}
 
 struct ExpectedStep {
   std::string region;

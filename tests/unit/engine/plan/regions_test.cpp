@@ -31,7 +31,7 @@ TEST(RegionsTest, AnOpThatClaimsTheGemmAndItsEpilogueIsOneRegion) {
   EXPECT_EQ(region.name, "linear+bias+gelu");
   EXPECT_EQ(region.pattern, "gemm_epilogue");
   ASSERT_EQ(region.kernels.size(), 3u);
-  EXPECT_EQ(region.kernels[0], fixture["profile"]["kernels"][0]["name"]);
+  EXPECT_EQ(region.kernels[0], fixture["profile"]["kernels"][0]["name"].get<std::string>());
   EXPECT_NEAR(region.measured_ms, 0.508608, 1e-12);
   EXPECT_EQ(region.launches, 3);
   EXPECT_EQ(region.flops, 274945015808.0);

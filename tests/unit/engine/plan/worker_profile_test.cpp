@@ -3,18 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include "thrown_message.h"
+
 namespace hiera::engine::plan {
 namespace {
 
 using nlohmann::json;
 
 std::string parse_error(const json& value) {
-  try {
-    parse_profile(value);
-  } catch (const MalformedProfile& error) {
-    return error.what();
-  }
-  return "";
+  return hiera::testing::thrown_message<MalformedProfile>([&] { parse_profile(value); });
 }
 
 TEST(WorkerProfileTest, ParsesKernelsAndKeepsMetrics) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/spec/spec_error.h"
+#include "thrown_message.h"
 
 namespace hiera::engine::spec {
 namespace {
@@ -15,12 +16,7 @@ namespace {
 using nlohmann::json;
 
 std::string refusal(const std::string& name, const json& value, TargetKind kind = TargetKind::Pytorch) {
-  try {
-    check_clause(name, value, kind);
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "";
+  return hiera::testing::thrown_message<SpecError>([&] { check_clause(name, value, kind); });
 }
 
 TEST(ClauseRegistryTest, EveryClauseIsInItsFamilyAndNamesAKnownCheck) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/spec/spec_error.h"
+#include "thrown_message.h"
 
 namespace hiera::engine::spec {
 namespace {
@@ -11,12 +12,7 @@ namespace {
 using nlohmann::json;
 
 std::string arg_error(const char* text) {
-  try {
-    KernelArg::from_json(json::parse(text));
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "";
+  return hiera::testing::thrown_message<SpecError>([&] { KernelArg::from_json(json::parse(text)); });
 }
 
 TEST(KernelContractTest, ArgumentsRoundTrip) {
@@ -48,8 +44,8 @@ TEST(KernelContractTest, ArgumentErrors) {
 
 TEST(KernelContractTest, LaunchFillsMissingDimensions) {
   EXPECT_EQ(Launch::from_json(json::parse(R"({"grid": ["G"], "block": [32, 4]})")),
-            (Launch{{"G", "1", "1"}, {"32", "4", "1"}, "0"}));
-  EXPECT_EQ((Launch{{"G", "1", "1"}, {"256", "1", "1"}, "S"}).to_json(),
+            (Launch{{{"G", "1", "1"}, {"32", "4", "1"}, "0"}}));
+  EXPECT_EQ((Launch{{{"G", "1", "1"}, {"256", "1", "1"}, "S"}}).to_json(),
             json::parse(R"({"grid": ["G", "1", "1"], "block": ["256", "1", "1"], "shared_bytes": "S"})"));
   try {
     Launch::from_json(json::parse(R"({"grid": ["1"]})"));

@@ -80,7 +80,7 @@ TEST(WorkerTaskTest, CudaTaskExactly) {
   const TaskSpec spec = built(TargetKind::Cuda, "kernels.cu::saxpy", kSaxpy);
   CandidateTask candidate;
   candidate.kernel = "saxpy_fast";
-  candidate.launch = Launch{{"(N+1023)/1024", "1", "1"}, {"256", "1", "1"}, "0"};
+  candidate.launch = Launch{{{"(N+1023)/1024", "1", "1"}, {"256", "1", "1"}, "0"}};
   candidate.candidate_options = {"-O3", "--use_fast_math"};
   EXPECT_EQ(to_worker_task(spec, "REF", "CAND", candidate), json::parse(R"j({
     "kind": "cuda",

@@ -9,6 +9,7 @@
 
 #include "engine/worker/cuda_task.h"
 #include "engine/worker/launch_contract.h"
+#include "thrown_message.h"
 
 namespace {
 
@@ -31,12 +32,7 @@ json saxpy_contract() {
 }
 
 std::string error_of(const json& contract) {
-  try {
-    parse_launch_contract(contract);
-  } catch (const ContractError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return hiera::testing::thrown_message<ContractError>([&] { parse_launch_contract(contract); }, "(no error)");
 }
 
 TEST(LaunchContract, ParsesTheProtocolExample) {

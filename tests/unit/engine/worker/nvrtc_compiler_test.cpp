@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <random>
 
 #include "engine/worker/compile_diagnostics.h"
 #include "engine/worker/cubin_cache.h"
 #include "engine/worker/nvrtc_compiler.h"
+#include "temp_directory.h"
 
 namespace {
 
@@ -19,23 +19,6 @@ const char* kSaxpy = R"(extern "C" __global__ void saxpy(float a, const float* x
   if (i < n) y[i] = a * x[i] + y[i];
 }
 )";
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device entropy;
-    path_ = std::filesystem::temp_directory_path() / ("hiera-worker-test-" + std::to_string(entropy()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 TEST(NvrtcCompiler, CompilesToAnSm90Cubin) {
   NvrtcCompiler compiler(std::nullopt);
@@ -98,7 +81,7 @@ TEST(NvrtcCompiler, InvalidArchitecturesAreRefused) {
 }
 
 TEST(NvrtcCompiler, TheCacheHitsOnTheSameInputsAndMissesOnAnyChange) {
-  TempDir dir;
+  const hiera::testing::TempDirectory dir("hiera-worker-test-");
   NvrtcCompiler compiler(dir.path());
   CompileRequest request;
   request.source = kSaxpy;
@@ -138,7 +121,7 @@ TEST(NvrtcCompiler, TheCacheHitsOnTheSameInputsAndMissesOnAnyChange) {
 }
 
 TEST(NvrtcCompiler, FailedCompilesAreNotCached) {
-  TempDir dir;
+  const hiera::testing::TempDirectory dir("hiera-worker-test-");
   NvrtcCompiler compiler(dir.path());
   CompileRequest request;
   request.source = "__global__ void k() { nope; }";

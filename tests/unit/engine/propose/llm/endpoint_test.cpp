@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "thrown_message.h"
+
 namespace hiera::engine::llm {
 namespace {
 
@@ -14,12 +16,7 @@ json minimal() {
 }
 
 std::string parse_error(const json& config) {
-  try {
-    parse_endpoint(config);
-  } catch (const EndpointError& error) {
-    return error.what();
-  }
-  return "(no error)";
+  return hiera::testing::thrown_message<EndpointError>([&] { parse_endpoint(config); }, "(no error)");
 }
 
 TEST(LlmEndpointTest, MinimalConfigurationTakesTheDefaults) {

@@ -83,6 +83,24 @@ class LlmClientTest : public ::testing::Test {
 
   std::string url(std::string_view path = "/v1/chat/completions") const { return server.base_url() + std::string(path); }
 
+  struct Cancelled {
+    ChatResult result;
+    std::chrono::steady_clock::duration elapsed;
+  };
+  // One call that another thread cancels 300 ms into it, and how long it took.
+  static Cancelled complete_cancelled_after_300ms(LlmClient& client) {
+    CancellationToken cancel;
+    std::thread canceller([cancel] {
+      std::this_thread::sleep_for(300ms);
+      cancel.cancel();
+    });
+    const auto start = std::chrono::steady_clock::now();
+    ChatResult result = client.complete(ChatRequest{"", "u", {}}, cancel);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    canceller.join();
+    return {std::move(result), elapsed};
+  }
+
   HttpTestServer server;
   std::mutex mutex;
   std::vector<std::chrono::milliseconds> sleeps;
@@ -323,7 +341,7 @@ TEST_F(LlmClientTest, ReplyWithoutCodeIsRejectedByExtraction) {
 }
 
 TEST_F(LlmClientTest, CacheReplaysOfflineWithoutRequests) {
-  test::TempDirectory directory;
+  hiera::testing::TempDirectory directory("hiera-llm-");
   const std::string reply_text = "```python\nclass ModelNew:\n    pass\n```\n";
   LlmEndpoint configured;
   {
@@ -367,7 +385,7 @@ TEST_F(LlmClientTest, CacheReplaysOfflineWithoutRequests) {
 }
 
 TEST_F(LlmClientTest, ADifferentRequestMissesTheCache) {
-  test::TempDirectory directory;
+  hiera::testing::TempDirectory directory("hiera-llm-");
   server.enqueue_json(200, openai_reply("one"));
   server.enqueue_json(200, openai_reply("two"));
   auto configured = endpoint();
@@ -380,7 +398,7 @@ TEST_F(LlmClientTest, ADifferentRequestMissesTheCache) {
 }
 
 TEST_F(LlmClientTest, ErrorsAreNotCached) {
-  test::TempDirectory directory;
+  hiera::testing::TempDirectory directory("hiera-llm-");
   server.enqueue_json(400, R"({"error": "bad"})");
   server.enqueue_json(200, openai_reply("good"));
   auto configured = endpoint();
@@ -392,7 +410,7 @@ TEST_F(LlmClientTest, ErrorsAreNotCached) {
 }
 
 TEST_F(LlmClientTest, CorruptCacheEntryIsIgnoredAndReplaced) {
-  test::TempDirectory directory;
+  hiera::testing::TempDirectory directory("hiera-llm-");
   auto configured = endpoint();
   configured.cache_dir = directory.path();
   const ChatRequest request{"", "u", {}};
@@ -468,15 +486,7 @@ TEST_F(LlmClientTest, CancellationDuringTheBackoff) {
   LlmClient::Options options = recording();
   options.sleep = nullptr;  // the real, cancellable sleep
   LlmClient client(endpoint(), options);
-  CancellationToken cancel;
-  std::thread canceller([cancel] {
-    std::this_thread::sleep_for(300ms);
-    cancel.cancel();
-  });
-  const auto start = std::chrono::steady_clock::now();
-  const ChatResult result = client.complete(ChatRequest{"", "u", {}}, cancel);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  canceller.join();
+  const auto [result, elapsed] = complete_cancelled_after_300ms(client);
 
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().kind, ChatErrorKind::Cancelled);
@@ -491,15 +501,7 @@ TEST_F(LlmClientTest, CancellationDuringTheBackoff) {
 TEST_F(LlmClientTest, CancellationAbortsAnInFlightTransfer) {
   server.enqueue(ScriptedResponse{200, {}, openai_reply("too late"), 20s, false, false});
   LlmClient client(endpoint(), recording());
-  CancellationToken cancel;
-  std::thread canceller([cancel] {
-    std::this_thread::sleep_for(300ms);
-    cancel.cancel();
-  });
-  const auto start = std::chrono::steady_clock::now();
-  const ChatResult result = client.complete(ChatRequest{"", "u", {}}, cancel);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  canceller.join();
+  const auto [result, elapsed] = complete_cancelled_after_300ms(client);
 
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().kind, ChatErrorKind::Cancelled);

@@ -75,7 +75,7 @@ TEST(LlmResponseCacheTest, KeyChangesWithEveryPartOfTheRequest) {
 }
 
 TEST(LlmResponseCacheTest, StoreThenLoad) {
-  test::TempDirectory directory;
+  hiera::testing::TempDirectory directory("hiera-llm-");
   std::vector<std::string> log;
   ResponseCache cache(directory.path() / "nested", [&](std::string_view line) { log.emplace_back(line); });
   const std::string key = cache_key(endpoint(), ChatRequest{"s", "u", {}});
@@ -100,7 +100,7 @@ TEST(LlmResponseCacheTest, StoreThenLoad) {
 }
 
 TEST(LlmResponseCacheTest, CorruptEntriesAreIgnoredWithALogLine) {
-  test::TempDirectory directory;
+  hiera::testing::TempDirectory directory("hiera-llm-");
   std::vector<std::string> log;
   ResponseCache cache(directory.path(), [&](std::string_view line) { log.emplace_back(line); });
   const std::string key(64, 'a');
@@ -125,7 +125,7 @@ TEST(LlmResponseCacheTest, CorruptEntriesAreIgnoredWithALogLine) {
 }
 
 TEST(LlmResponseCacheTest, AFailedStoreIsLoggedNotThrown) {
-  test::TempDirectory directory;
+  hiera::testing::TempDirectory directory("hiera-llm-");
   write(directory.path() / "file", "x");
   std::vector<std::string> log;
   ResponseCache cache(directory.path() / "file" / "sub", [&](std::string_view line) { log.emplace_back(line); });

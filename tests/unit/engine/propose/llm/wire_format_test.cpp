@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "thrown_message.h"
+
 namespace hiera::engine::llm {
 namespace {
 
@@ -21,12 +23,7 @@ LlmEndpoint endpoint(Provider provider, std::string base_url) {
 }
 
 std::string malformed(Provider provider, std::string_view body) {
-  try {
-    parse_reply(provider, body);
-  } catch (const MalformedReply& error) {
-    return error.what();
-  }
-  return "(parsed)";
+  return hiera::testing::thrown_message<MalformedReply>([&] { parse_reply(provider, body); }, "(parsed)");
 }
 
 TEST(LlmWireFormatTest, BaseUrlWithOrWithoutV1) {

@@ -56,6 +56,21 @@ GOOD = src('''
 ''')
 
 
+# Two kernels of one source, an extern "C" one and a template: the NVRTC
+# launches of test_gpu.py and the delivered form of test_deliver.py.
+RELU2_AND_FILL_KERNELS = r'''
+extern "C" __global__ void relu2(float* out, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i] > 0.f ? 2.f * x[i] : 0.f;
+}
+template <typename T>
+__global__ void fill(T* p, T v, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) p[i] = v;
+}
+'''
+
+
 def candidate(forward_body, init_extra="", imports=""):
     """A ModelNew with the reference's parameters and the given forward body
     (which may use `self.lin` and `x`)."""

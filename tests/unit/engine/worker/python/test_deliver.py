@@ -50,17 +50,7 @@ ONE_KERNEL = src('''
             return out
 ''') % SCALE_KERNEL
 
-TWO_KERNELS_SRC = r'''
-extern "C" __global__ void relu2(float* out, const float* x, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = x[i] > 0.f ? 2.f * x[i] : 0.f;
-}
-template <typename T>
-__global__ void fill(T* p, T v, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) p[i] = v;
-}
-'''
+TWO_KERNELS_SRC = fixtures.RELU2_AND_FILL_KERNELS
 
 # Two kernels of one source (an extern "C" one and a template), a third from
 # another source built with options, markers, shared memory, a buffer.

@@ -13,17 +13,7 @@ from hiera_runner import evaluate as ev
 
 HAS_CUDA = torch.cuda.is_available()
 
-KERNELS = r'''
-extern "C" __global__ void relu2(float* out, const float* x, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = x[i] > 0.f ? 2.f * x[i] : 0.f;
-}
-template <typename T>
-__global__ void fill(T* p, T v, long long n) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) p[i] = v;
-}
-extern "C" __global__ void reverse_shared(float* p, int n) {
+KERNELS = fixtures.RELU2_AND_FILL_KERNELS + r'''extern "C" __global__ void reverse_shared(float* p, int n) {
   extern __shared__ float tile[];
   int i = threadIdx.x;
   for (int j = i; j < n; j += blockDim.x) tile[j] = p[j];

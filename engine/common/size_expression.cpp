@@ -1,11 +1,9 @@
-#include "engine/spec/size_expression.h"
+#include "engine/common/size_expression.h"
 
 #include <cctype>
 #include <limits>
 
-#include "engine/spec/spec_error.h"
-
-namespace hiera::engine::spec {
+namespace hiera::engine {
 
 namespace {
 
@@ -17,7 +15,8 @@ bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) |
 //   term    := unary (('*' | '/' | '%') unary)*
 //   unary   := ('+' | '-') unary | primary
 //   primary := integer | name | '(' expr ')'
-// With no sizes given (collect mode) names count as 1 and only syntax is checked.
+// With no sizes given (collect mode) names count as 1 and only syntax is
+// checked: overflow and division by zero are not errors there.
 class Parser {
  public:
   Parser(std::string_view text, const SizeMap* sizes) : text_(text), sizes_(sizes) {}
@@ -34,10 +33,11 @@ class Parser {
   std::set<std::string> names;
 
  private:
-  static constexpr int kMaxDepth = 200;
+  static constexpr int kMaxDepth = 200;  // a hostile "((((…" cannot overflow the stack
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw SpecError("size expression '" + std::string(text_) + "': " + what + " at column " + std::to_string(pos_ + 1));
+    throw SizeExpressionError("size expression '" + std::string(text_) + "': " + what + " at column " +
+                              std::to_string(pos_ + 1));
   }
 
   void skip_space() {
@@ -115,7 +115,7 @@ class Parser {
     }
     if (b == -1) return 0;
     std::int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;  // consistent with rounding down
     return r;
   }
 
@@ -175,7 +175,7 @@ class Parser {
   }
 
   std::string_view text_;
-  const SizeMap* sizes_;
+  const SizeMap* sizes_;  // null: collect mode
   std::size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -200,4 +200,4 @@ bool is_identifier(std::string_view text) {
   return true;
 }
 
-}  // namespace hiera::engine::spec
+}  // namespace hiera::engine
