@@ -115,10 +115,10 @@ class _NvrtcRuntime(object):
     # nvcc defines these for torch extensions, NVRTC does not: fp16/bf16 kernels compile as they did.
     NVCC_FLAGS = ("-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
                   "-U__CUDA_NO_HALF2_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__")
-    LAUNCHER = ("void %s(int64_t device, std::vector<int64_t> dims, int64_t shared_mem, int64_t stream, "
+    LAUNCHER = ("int64_t %s(int64_t device, std::vector<int64_t> dims, int64_t shared_mem, int64_t stream, "
                 "std::vector<int64_t> kinds, std::vector<at::Tensor> tensors, std::vector<int64_t> ints, "
                 "std::vector<double> floats)")
-    LAUNCH = (" {\n  nvrtc_launch::launch(&%s, \"%s\", device, dims, shared_mem, stream, kinds, tensors, ints, "
+    LAUNCH = (" {\n  return nvrtc_launch::launch(&%s, \"%s\", device, dims, shared_mem, stream, kinds, tensors, ints, "
               "floats);\n}\n")
     PRELUDE = r'''#include <cstring>
 #include <utility>
@@ -151,12 +151,12 @@ void launch_slots(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_mem
 // Packs the arguments, then launches on torch's current stream of the device
 // (or the stream given), the kernel's parameter types deduced from its address.
 template <typename... P>
-void launch(void (*kernel)(P...), const char* name, int64_t device, const std::vector<int64_t>& dims,
+int64_t launch(void (*kernel)(P...), const char* name, int64_t device, const std::vector<int64_t>& dims,
             int64_t shared_mem, int64_t stream, const std::vector<int64_t>& kinds,
             const std::vector<at::Tensor>& tensors, const std::vector<int64_t>& ints,
             const std::vector<double>& floats) {
-  TORCH_CHECK(kinds.size() == sizeof...(P), "kernel ", name, " takes ", sizeof...(P), " arguments, not ",
-              kinds.size());
+  // A wrong count is answered, not thrown: the shim raises it in Python.
+  if (kinds.size() != sizeof...(P)) return static_cast<int64_t>(sizeof...(P));
   TORCH_CHECK(dims.size() == 6, "grid and block need 3 dimensions each");
   std::vector<Slot> slots(kinds.size() + 1);
   std::memset(slots.data(), 0, slots.size() * sizeof(Slot));
@@ -194,6 +194,7 @@ void launch(void (*kernel)(P...), const char* name, int64_t device, const std::v
   launch_slots(kernel, dim3(dims[0], dims[1], dims[2]), dim3(dims[3], dims[4], dims[5]),
                static_cast<size_t>(shared_mem), launch_stream, slots.data(), std::index_sequence_for<P...>{});
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return -1;
 }
 }  // namespace nvrtc_launch
 #line 1 "kernel.cu"'''
@@ -244,7 +245,9 @@ void launch(void (*kernel)(P...), const char* name, int64_t device, const std::v
             dims = self.dims(grid, "grid") + self.dims(block, "block")
             kinds, tensors, ints, floats = self.pack(args)
             handle = -1 if stream is None else stream if isinstance(stream, int) else stream.cuda_stream
-            self._launch(self.device_index, dims, shared_mem, handle, kinds, tensors, ints, floats)
+            arity = self._launch(self.device_index, dims, shared_mem, handle, kinds, tensors, ints, floats)
+            if arity >= 0:
+                raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
 
         def __repr__(self):
             return "<delivered kernel %s on cuda:%d>" % (self.name, self.device_index)
@@ -624,7 +627,7 @@ class ShimTest(unittest.TestCase):
 
         class FakeExtension(object):
             def __getattr__(self, name):
-                return lambda *args: calls.append((name,) + args)
+                return lambda *args: calls.append((name,) + args) or -1  # -1: launched
 
         def fake_load_inline(**kwargs):
             self.built.append(kwargs)
@@ -663,13 +666,13 @@ class ShimTest(unittest.TestCase):
         signature = ("(int64_t device, std::vector<int64_t> dims, int64_t shared_mem, int64_t stream, "
                      "std::vector<int64_t> kinds, std::vector<at::Tensor> tensors, std::vector<int64_t> ints, "
                      "std::vector<double> floats)")
-        self.assertEqual(build["cpp_sources"], ["void launch_relu2%s;\nvoid launch_fill_double%s;\n"
+        self.assertEqual(build["cpp_sources"], ["int64_t launch_relu2%s;\nint64_t launch_fill_double%s;\n"
                                                 % (signature, signature)])
         args = "device, dims, shared_mem, stream, kinds, tensors, ints, floats"
         self.assertEqual(build["cuda_sources"][2],
                          '#line 1 "launchers.cu"\n'
-                         'void launch_relu2%s {\n  nvrtc_launch::launch(&relu2, "relu2", %s);\n}\n'
-                         'void launch_fill_double%s {\n  nvrtc_launch::launch(&fill<double>, "fill<double>", %s);\n}\n'
+                         'int64_t launch_relu2%s {\n  return nvrtc_launch::launch(&relu2, "relu2", %s);\n}\n'
+                         'int64_t launch_fill_double%s {\n  return nvrtc_launch::launch(&fill<double>, "fill<double>", %s);\n}\n'
                          % (signature, args, signature, args))
         # The helper launches with <<<>>> on torch's current stream, checks the launch, opts into large shared memory.
         for needle in ("kernel<<<grid, block, shared_mem, stream>>>", "at::cuda::getCurrentCUDAStream(index)",
