@@ -218,5 +218,28 @@ TEST(RooflineTest, TheLaplacianAtTwelvePercentOfTheProbedBandwidth) {
   EXPECT_EQ(datasheet.reason, "memory-bound: 1.07 GB at 4800 GB/s is 224 µs; measured 2.13 ms (11% of speed of light)");
 }
 
+// A GPU recording: the worker's profile of tests/fixtures/optimize/strided_scaled_relu.cu
+// during `hiera optimize` on the H200. CUPTI measured 11.2% DRAM throughput; the
+// roofline from the counted bytes says the same kernel runs at 12% of its speed of light.
+TEST(RooflineTest, TheRecordedStridedKernelIsMemoryBoundFarFromItsSpeedOfLight) {
+  const nlohmann::json fixture = load_fixture("strided_scaled_relu_h200.json");
+  const std::vector<Region> regions = fixture_regions("strided_scaled_relu_h200.json");
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_EQ(regions[0].kernels, std::vector<std::string>{"strided_scaled_relu"});
+  EXPECT_NEAR(regions[0].measured_ms, 0.254046, 1e-12);
+  const RooflinePoint point = place(regions[0], probe_ceilings(fixture));
+  EXPECT_EQ(point.bottleneck, knowledge::Bottleneck::Memory);
+  EXPECT_NEAR(point.speed_of_light_ms, 8.0 * 16777216 / 4258.0 / 1e6, 1e-12);
+  EXPECT_NEAR(point.fraction_of_sol, 0.124, 0.0005);
+  EXPECT_NEAR(point.fraction_of_sol * 100, fixture["profile"]["metrics"]["dram_throughput_pct"].get<double>(), 1.5);
+  // A CUDA kernel target may only be rewritten as a kernel: the plan works in S3.
+  PlanContext context;
+  context.allowed_spaces = {knowledge::Space::S3};
+  const Plan plan = testing::plan_fixture("strided_scaled_relu_h200.json", context);
+  ASSERT_FALSE(plan.steps.empty());
+  EXPECT_EQ(plan.steps[0].space, knowledge::Space::S3);
+  EXPECT_FALSE(plan.at_speed_of_light);
+}
+
 }  // namespace
 }  // namespace hiera::engine::plan
