@@ -10,18 +10,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/analyze_command.h"
+#include "cli/bench_command.h"
 #include "cli/optimize_command.h"
 #include "hiera/version.h"
 #include "server/serve.h"
 
 namespace {
-
-// Subcommands whose issues have not landed yet answer this, exit code 2.
-int not_available(const std::string& name) {
-  std::cerr << "hiera " << name << ": not available yet in hiera " << hiera::kVersion
-            << " (this subcommand arrives with a later release)" << std::endl;
-  return 2;
-}
 
 // `hiera worker` runs the sibling hiera-worker executable: only that process
 // loads the CUDA libraries, so `hiera lsp` stays small and a crashing kernel
@@ -58,11 +53,10 @@ int main(int argc, char** argv) {
   hiera::cli::OptimizeArgs optimize_args;
   auto* optimize = hiera::cli::add_optimize_command(app, optimize_args);
 
-  std::string target;
-  auto* analyze = app.add_subcommand("analyze", "Print static findings of FILE as JSON");
-  analyze->add_option("file", target, "source file")->required();
-  auto* bench = app.add_subcommand("bench", "Run a KernelBench-format suite and print the fast_p table");
-  bench->add_option("dir", target, "suite directory")->required();
+  hiera::cli::AnalyzeArgs analyze_args;
+  auto* analyze = hiera::cli::add_analyze_command(app, analyze_args);
+  hiera::cli::BenchArgs bench_args;
+  auto* bench = hiera::cli::add_bench_command(app, bench_args);
   auto* worker = app.add_subcommand("worker", "Run the GPU evaluation worker (job protocol on stdio)");
   worker->allow_extras();  // hiera-worker parses its own options
 
@@ -72,13 +66,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);
+    if (code != 0 && analyze->parsed()) return hiera::cli::kAnalyzeUsage;  // analyze: bad usage is 2 as well
+    // bench's contract: bad usage is exit code 2, whatever CLI11 numbers it.
+    return code != 0 && bench->parsed() ? hiera::cli::kExitUsage : code;
   }
 
   if (*lsp) return hiera::server::serve_lsp(serve);
   if (*optimize) return hiera::cli::run_optimize(optimize_args, argv[0]);
-  for (auto* sub : {analyze, bench}) {
-    if (*sub) return not_available(sub->get_name());
-  }
+  if (*bench) return hiera::cli::run_bench(bench_args, argv[0], std::vector<std::string>(argv, argv + argc));
+  if (*analyze) return hiera::cli::run_analyze(analyze_args, argv[0]);
   return 2;
 }

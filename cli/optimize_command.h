@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/optimizer_setup.h"
+
 namespace hiera::cli {
 
 inline constexpr int kExitImproved = 0;
@@ -17,18 +19,11 @@ inline constexpr int kExitNoImprovement = 3;
 inline constexpr int kExitCancelled = 130;
 
 struct OptimizeArgs {
+  OptimizeArgs() { optimizer.worker_count = 1; }  // one worker unless --workers or --worker says otherwise
   std::string target;
-  std::optional<int> budget;
-  std::optional<double> time_limit_s;
-  std::string llm;                   // an endpoint name from the configuration, or "none"
-  std::vector<std::string> workers;  // command lines; default: this executable's `worker`
-  int worker_count = 1;              // copies of the default worker command
+  OptimizerArgs optimizer;
   std::string json_out;
   std::string report_out;
-  std::string config;                // JSON configuration file
-  std::string runs_dir;
-  std::string knowledge_dir;
-  std::string target_gpu;
   bool quiet = false;
 };
 

@@ -2,8 +2,9 @@
 // The optimizer's progress on a terminal: one redrawn status line with a bar
 // when stderr is a TTY, plain lines (one per change) when it is a file or pipe.
 #include <cstdio>
-#include <mutex>
 #include <string>
+
+#include "cli/status_line.h"
 
 #include "engine/optimize/optimize_progress.h"
 
@@ -12,20 +13,16 @@ namespace hiera::cli {
 class TerminalProgress {
  public:
   // `tty`: redraw in place; otherwise append lines. `out` is usually stderr.
-  TerminalProgress(std::FILE* out, bool tty) : out_(out), tty_(tty) {}
+  TerminalProgress(std::FILE* out, bool tty) : line_(out, tty) {}
   void update(const engine::optimize::OptimizeProgress& progress);
   // Ends the status line so what follows starts on a fresh one.
-  void finish();
+  void finish() { line_.finish(); }
 
   // The status line for a state, without control characters (tested exactly).
   static std::string render(const engine::optimize::OptimizeProgress& progress, int width);
 
  private:
-  std::FILE* out_;
-  bool tty_;
-  std::mutex mutex_;
-  std::string last_;
-  bool drawn_ = false;
+  StatusLine line_;
 };
 
 }  // namespace hiera::cli

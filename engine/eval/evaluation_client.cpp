@@ -50,6 +50,7 @@ Job trials_job(std::string method, json task, const EvaluateOptions& options) {
               {"trials", options.trials},
               {"timing_trials", options.timing_trials},
               {"seed", options.seed}};
+  if (!options.baselines.empty()) params["baselines"] = options.baselines;
   return job_of(std::move(method), std::move(params), options, options.worker);
 }
 
@@ -136,6 +137,10 @@ ProfileResult EvaluationClient::to_profile(const JobOutcome& outcome) {
   return parse_or_fold(outcome, "profile", parse_profile, failed_job<ProfileResult>);
 }
 
+CaptureResult EvaluationClient::to_capture(const JobOutcome& outcome) {
+  return parse_or_fold(outcome, "capture", parse_capture, failed_job<CaptureResult>);
+}
+
 Delivery EvaluationClient::to_delivery(const JobOutcome& outcome) {
   return parse_or_fold(outcome, "deliver", parse_delivery, [&outcome](WorkerFailure failure) {
     // The same folding as an evaluate job that failed as a job.
@@ -157,6 +162,11 @@ Evaluation EvaluationClient::evaluate(json task, EvaluateOptions options) {
 ProfileResult EvaluationClient::profile(json task, const std::string& which, EvaluateOptions options) {
   Job job = job_of("profile", json{{"task", std::move(task)}, {"which", which}}, options, options.worker);
   return submit_converted<ProfileResult>(pool_, std::move(job), &EvaluationClient::to_profile).get();
+}
+
+CaptureResult EvaluationClient::capture(json task, EvaluateOptions options) {
+  Job job = job_of("capture", json{{"task", std::move(task)}, {"seed", options.seed}}, options, options.worker);
+  return submit_converted<CaptureResult>(pool_, std::move(job), &EvaluationClient::to_capture).get();
 }
 
 Delivery EvaluationClient::deliver(json task, EvaluateOptions options) {

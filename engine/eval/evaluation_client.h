@@ -1,11 +1,12 @@
 #pragma once
-// Typed calls over a WorkerPool: probe, compile and evaluate, with their
-// parameters built and their results parsed (job_results.h), so engine code
-// neither builds nor reads JSON. A job that fails as a job (a timeout, a
-// crashed worker, an error reply, a cancellation, a malformed result) is
-// folded into the result: an Evaluation with verdict Failed and one failure
-// ("timeout", "runtime" or "cancelled"), a CompileResult that is not ok, a
-// DeviceProbe that is not ok; job_failure keeps the details.
+// Typed calls over a WorkerPool: probe, compile, evaluate, profile, capture
+// and deliver, with their parameters built and their results parsed
+// (job_results.h), so engine code neither builds nor reads JSON. A job that
+// fails as a job (a timeout, a crashed worker, an error reply, a
+// cancellation, a malformed result) is folded into the result: an Evaluation
+// with verdict Failed and one failure ("timeout", "runtime" or "cancelled"),
+// a CompileResult that is not ok, a DeviceProbe, ProfileResult or
+// CaptureResult that is not ok; job_failure keeps the details.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,10 @@ struct EvaluateOptions {
   int trials = 5;
   int timing_trials = 50;
   std::int64_t seed = 1234;
+  // Timed beside the reference and the candidate (PyTorch tasks): "compile" is
+  // torch.compile of the reference. Its compilation is not timed but counts
+  // toward the timeout (tens of seconds on a GPU): allow for it.
+  std::vector<std::string> baselines;
   // Verification, timing and (for PyTorch tasks) the runner's first `import torch`.
   std::chrono::milliseconds timeout{std::chrono::minutes(2)};
   CancellationToken cancel;
@@ -64,6 +69,9 @@ class EvaluationClient {
   DeviceProbe probe(ProbeOptions options = {});
   // A per-kernel breakdown of one side ("reference" or "candidate") of a task.
   ProfileResult profile(nlohmann::json task, const std::string& which, EvaluateOptions options = {});
+  // The reference forward of a task as an op graph (options.seed for its
+  // construction and example inputs; trials, timing_trials and baselines unused).
+  CaptureResult capture(nlohmann::json task, EvaluateOptions options = {});
   // A candidate in its standalone, delivered form, verified again in that form.
   Delivery deliver(nlohmann::json task, EvaluateOptions options = {});
   // One probe per worker (each GPU), run concurrently; options.worker is ignored.
@@ -74,6 +82,7 @@ class EvaluationClient {
   static CompileResult to_compile_result(const JobOutcome& outcome);
   static DeviceProbe to_probe(const JobOutcome& outcome);
   static ProfileResult to_profile(const JobOutcome& outcome);
+  static CaptureResult to_capture(const JobOutcome& outcome);
   static Delivery to_delivery(const JobOutcome& outcome);
 
  private:

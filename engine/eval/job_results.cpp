@@ -133,6 +133,19 @@ Evaluation parse_evaluation(const json& result) {
     if (const json* reference = field(*timing, "reference")) t.reference = parse_stats(*reference, "evaluation.timing.reference");
     if (const json* candidate = field(*timing, "candidate")) t.candidate = parse_stats(*candidate, "evaluation.timing.candidate");
     t.speedup = get_number(*timing, "speedup", "evaluation.timing");
+    if (const json* baselines = field(*timing, "baselines")) {
+      require_object(*baselines, "evaluation.timing.baselines");
+      for (const auto& [name, stats] : baselines->items()) {
+        t.baselines[name] = parse_stats(stats, "evaluation.timing.baselines." + name);
+      }
+    }
+    if (const json* errors = field(*timing, "baseline_errors")) {
+      require_object(*errors, "evaluation.timing.baseline_errors");
+      for (const auto& [name, reason] : errors->items()) {
+        if (!reason.is_string()) malformed("evaluation.timing.baseline_errors." + name + " must be a string");
+        t.baseline_errors[name] = reason.get<std::string>();
+      }
+    }
     evaluation.timing = t;
   }
   if (field(result, "speed_of_light_ms")) {
@@ -199,6 +212,16 @@ ProfileResult parse_profile(const json& result) {
     malformed("profile.kernels must be an array");
   }
   return ProfileResult{result, std::nullopt, {}};
+}
+
+CaptureResult parse_capture(const json& result) {
+  require_object(result, "capture");
+  const auto graph = result.find("graph");
+  if (graph == result.end()) malformed("capture.graph is missing");
+  if (!graph->is_null() && !graph->is_object()) {
+    malformed("capture.graph must be an object or null, got " + std::string(graph->type_name()));
+  }
+  return CaptureResult{*graph, std::nullopt, {}};
 }
 
 Delivery parse_delivery(const json& result) {

@@ -1,6 +1,6 @@
 #pragma once
 // The typed results of the job protocol's methods (JOB_PROTOCOL.md: probe,
-// compile, evaluate), parsed from the worker's JSON, so engine code reads
+// compile, evaluate, profile, capture, deliver), parsed from the worker's JSON, so engine code reads
 // fields instead of poking at JSON. Parsing is strict about what a result
 // cannot do without (a verdict, an ok flag, a device name) and lenient about
 // details (a missing or null optional field stays at its default).
@@ -69,6 +69,10 @@ struct Timing {
   TimingStats reference;
   TimingStats candidate;
   double speedup = 0.0;
+  // Baselines asked for in EvaluateOptions::baselines ("compile": torch.compile
+  // of the reference), timed in the same loop: their stats, or why there are none.
+  std::map<std::string, TimingStats> baselines;
+  std::map<std::string, std::string> baseline_errors;
 };
 
 struct Evaluation {
@@ -131,6 +135,15 @@ struct ProfileResult {
   bool ok() const { return !job_failure; }
 };
 
+// The `capture` method's result: the reference forward as an op graph, as the
+// worker sent it (engine/graph parses it), or why there is none.
+struct CaptureResult {
+  nlohmann::json graph;  // the Graph object; null for a CUDA task (no module graph)
+  std::optional<WorkerFailure> job_failure;
+  JobRecord record;
+  bool ok() const { return !job_failure; }
+};
+
 // The `deliver` method's result: the standalone form of a candidate and its
 // verification in that form.
 struct Delivery {
@@ -143,6 +156,7 @@ Evaluation parse_evaluation(const nlohmann::json& result);
 CompileResult parse_compile_result(const nlohmann::json& result);
 DeviceProbe parse_probe(const nlohmann::json& result);
 ProfileResult parse_profile(const nlohmann::json& result);
+CaptureResult parse_capture(const nlohmann::json& result);
 Delivery parse_delivery(const nlohmann::json& result);
 
 }  // namespace hiera::engine::eval

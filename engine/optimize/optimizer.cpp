@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <map>
+#include <set>
 
 #include "engine/eval/evaluation_client.h"
+#include "engine/graph/op_graph.h"
 #include "engine/knowledge/probe_check.h"
 #include "engine/optimize/report.h"
 #include "engine/optimize/run_log.h"
@@ -111,6 +114,44 @@ json candidate_task(const spec::TaskSpec& spec, const std::string& reference_sou
 }
 
 }  // namespace
+
+std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, const plan::Ceilings& ceilings) {
+  auto size_of = [](const std::string& dtype) -> double {
+    if (dtype == "float64" || dtype == "int64" || dtype == "complex64") return 8;
+    if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
+    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
+    return 4;
+  };
+  auto bytes_of = [&](const std::vector<std::int64_t>& shape, const std::string& dtype) {
+    double n = 1;
+    for (const auto d : shape) n *= static_cast<double>(d);
+    return n * size_of(dtype);
+  };
+  double bytes = 0.0;
+  std::string dtype = "float32";
+  for (const auto& node : graph.nodes) {
+    if (node.op == "placeholder" && node.meta) bytes += bytes_of(node.meta->shape, node.meta->dtype);
+    if (node.op != "output") continue;
+    std::vector<const graph::Arg*> pending;
+    for (const auto& a : node.args) pending.push_back(&a);
+    while (!pending.empty()) {
+      const graph::Arg* a = pending.back();
+      pending.pop_back();
+      for (const auto& item : a->items) pending.push_back(&item);
+      if (const graph::Node* p = graph.producer(*a); p && p->meta) {
+        bytes += bytes_of(p->meta->shape, p->meta->dtype);
+        dtype = p->meta->dtype;
+      }
+    }
+  }
+  for (const auto& [name, t] : graph.parameters) bytes += bytes_of(t.shape, t.dtype);
+  for (const auto& [name, t] : graph.buffers) bytes += bytes_of(t.shape, t.dtype);
+  double ms = ceilings.bandwidth_gbs > 0 ? bytes / (ceilings.bandwidth_gbs * 1e9) * 1e3 : 0.0;
+  const auto peak = ceilings.tflops.find(dtype);
+  if (peak != ceilings.tflops.end() && peak->second > 0) ms = std::max(ms, graph.total_flops / (peak->second * 1e12) * 1e3);
+  if (ms <= 0.0) return std::nullopt;
+  return ms;
+}
 
 bool faster_beyond_noise(const eval::Timing& t) {
   return t.candidate.median_ms < t.reference.median_ms && t.candidate.p90_ms < t.reference.p10_ms;
@@ -247,6 +288,33 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     }
     run.log->write("profile", {{"ok", profile.ok()}, {"regions", regions.size()}, {"worker_profile", profile.raw}});
 
+    // The reference forward as an op graph (PyTorch tasks): what the knowledge
+    // proposer rewrites. Without one it still has whole-module rewrites.
+    std::optional<graph::OpGraph> op_graph;
+    if (target.kind == spec::TargetKind::Pytorch) {
+      run.report("capture", "capturing the reference's op graph");
+      const eval::CaptureResult capture = client.capture(baseline_task, evaluate_options);
+      throw_if_cancelled(cancel);
+      if (!capture.ok()) {
+        run.decide("no op graph of the reference (" + capture.job_failure->message + ")");
+      } else if (!capture.graph.is_null()) {
+        try {
+          op_graph = graph::parse_op_graph(capture.graph);
+          if (!op_graph->captured()) {
+            run.decide("the reference could not be captured as an op graph: " + op_graph->fallback +
+                       " (whole-module rewrites only)");
+          } else {
+            run.decide("op graph of the reference: " + std::to_string(op_graph->nodes.size()) + " nodes (" +
+                       op_graph->method + ")");
+          }
+        } catch (const std::exception& e) {
+          run.decide("the reference's op graph could not be read (" + std::string(e.what()) + ")");
+          op_graph.reset();
+        }
+      }
+      run.log->write("capture", {{"ok", capture.ok()}, {"graph", capture.graph}});
+    }
+
     // The spec again, with what the probe and the reference run established.
     inputs.probe = facts;
     built = spec::build_spec(inputs);
@@ -284,7 +352,33 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       plan.steps.push_back(step);
       run.decide(step.reason);
     }
+    const bool graph_proposer = std::any_of(proposers_.begin(), proposers_.end(),
+                                            [](const auto& p) { return p->name() == "knowledge"; });
+    if (op_graph && op_graph->captured() && graph_proposer) {
+      // The profile's regions are kernels; the knowledge proposer rewrites the
+      // whole op graph and fuses across them. Its steps come first, one per
+      // allowed space, cheapest first; the kernel regions' steps follow.
+      std::vector<plan::PlanStep> graph_steps;
+      for (const knowledge::Space space : context.allowed_spaces) {
+        plan::PlanStep step;
+        step.region = "op graph";
+        step.space = space;
+        step.budget = 3;
+        step.reason = std::string("the captured op graph (") + std::to_string(op_graph->nodes.size()) +
+                      " nodes) in " + knowledge::to_string(space) + ": rewrites of the whole forward, across kernels";
+        run.decide(step.reason);
+        graph_steps.push_back(std::move(step));
+      }
+      plan.steps.insert(plan.steps.begin(), graph_steps.begin(), graph_steps.end());
+    }
     result.plan = plan::to_json(plan);
+    if (op_graph && op_graph->captured()) {
+      if (const auto bound = module_speed_of_light_ms(*op_graph, ceilings)) {
+        result.plan["module_speed_of_light_ms"] = *bound;
+        run.decide("the module's speed of light (every op fused, inputs, weights and outputs moved once, every flop "
+                   "at peak): " + fixed(*bound, 4) + " ms");
+      }
+    }
     result.plan_markdown = plan::to_markdown(plan);
     run.log->write("plan", result.plan);
     if (plan.at_speed_of_light) return finish(Outcome::NoImprovement, "the reference already runs near its speed of light");
@@ -319,6 +413,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       }
     }
     std::vector<plan::StepOutcome> outcomes;  // cumulative snapshots, one per round
+    std::map<std::size_t, std::set<std::string>> exhausted;  // per plan step: proposers with nothing new
     std::optional<std::size_t> current_step;
     while (!proposers_.empty()) {
       throw_if_cancelled(cancel);
@@ -361,13 +456,26 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       request.profile = profile_text;
       request.history = history;
       request.count = std::max(1, std::min({parallel, decision.candidates, run.budget - result.figures.proposed}));
-      auto& proposer = proposers_[rounds++ % proposers_.size()];
+      request.graph = op_graph ? &*op_graph : nullptr;
+      request.allowed_precisions = context.allowed_precision;
+      // Proposers take turns; one that had nothing new for this step is not asked again there.
+      std::set<std::string>& done = exhausted[s];
+      std::shared_ptr<propose::Proposer> proposer;
+      for (std::size_t k = 0; k < proposers_.size() && !proposer; ++k) {
+        auto& candidate_proposer = proposers_[(rounds + k) % proposers_.size()];
+        if (!done.count(candidate_proposer->name())) proposer = candidate_proposer;
+      }
+      ++rounds;
+      if (!proposer) {
+        snapshot.exhausted = true;  // the step is finished; its budget carries on
+        outcomes.push_back(snapshot);
+        continue;
+      }
       run.report("propose", run.step_label + ": asking " + proposer->name() + " for " + std::to_string(request.count));
       std::vector<propose::Candidate> candidates = proposer->propose(request, cancel);
       if (candidates.empty()) {
-        // Counted as tried and failed, so the plan moves on rather than asking again.
-        run.decide(proposer->name() + " proposed nothing for " + run.step_label);
-        snapshot.tried += request.count;
+        run.decide(proposer->name() + " has nothing new for " + run.step_label);
+        done.insert(proposer->name());
         outcomes.push_back(snapshot);
         continue;
       }

@@ -16,6 +16,8 @@
 
 #include "engine/common/cancellation.h"
 #include "engine/eval/worker_pool.h"
+#include "engine/graph/op_graph.h"
+#include "engine/plan/roofline.h"
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/optimize/optimize_progress.h"
 #include "engine/optimize/optimize_result.h"
@@ -62,5 +64,10 @@ class Optimizer {
 // Faster beyond noise: the candidate's p10-p90 range lies wholly below the
 // reference's (MEASURING.md: a difference within the spread is noise).
 bool faster_beyond_noise(const eval::Timing& timing);
+
+// The whole module's speed-of-light time on these ceilings: its inputs,
+// parameters, buffers and outputs moved once (every op fused) or all its flops
+// at the output dtype's peak, whichever takes longer; nullopt without sizes.
+std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, const plan::Ceilings& ceilings);
 
 }  // namespace hiera::engine::optimize

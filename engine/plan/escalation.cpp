@@ -92,6 +92,8 @@ Decision next_action(const Plan& plan, const std::vector<StepOutcome>& history) 
     if (const double fraction = region_fraction(step.region); fraction >= context.near_sol) {
       finished = step.region + " at " + format_percent(fraction) + " of speed of light";
       done_region = true;
+    } else if (!snapshots[i].empty() && snapshots[i].back()->exhausted) {
+      finished = where + ": the proposers have nothing new (" + candidates_text(t) + " tried), " + best_text(current);
     } else if (t >= context.stall_window) {
       // The best before the last stall_window candidates of this step.
       std::optional<double> before = prior_best;

@@ -26,6 +26,7 @@ struct StepOutcome {
   int correct = 0;   // passed verification
   std::optional<double> best_speedup;  // the step's best correct candidate, over the reference
   double best_fraction_of_sol = 0.0;   // the region's bound over that candidate's time in the region
+  bool exhausted = false;              // no proposer has anything new for this step: it is finished
 };
 
 enum class Action { Continue, Escalate, NextRegion, Stop };

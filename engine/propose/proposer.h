@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/common/cancellation.h"
+#include "engine/graph/op_graph.h"
 #include "engine/knowledge/recipe.h"
 #include "engine/propose/candidate.h"
 
@@ -26,6 +27,11 @@ struct ProposalRequest {
   std::string profile;                      // profiling feedback, as text
   std::vector<Attempt> history;             // earlier attempts of this run, oldest first
   int count = 1;                            // how many candidates the step wants now
+  // The reference forward as the capture job saw it (PyTorch tasks); null
+  // when there is none. The knowledge proposer rewrites it; not owned.
+  const graph::OpGraph* graph = nullptr;
+  // The contract's numerics.allow ("tf32", "bf16", ...): precision changes a candidate may make.
+  std::vector<std::string> allowed_precisions;
 };
 
 class Proposer {

@@ -174,7 +174,7 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
     return *s.probe;
   }
 
-  if (method == "evaluate" || method == "profile" || method == "deliver") {
+  if (method == "evaluate" || method == "profile" || method == "deliver" || method == "capture") {
     const auto task = params.find("task");
     if (task == params.end() || !task->is_object()) throw RpcError(ErrorCode::InvalidParams, "params.task must be an object");
     const std::string kind = task->value("kind", "");
@@ -207,6 +207,7 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
       return result;
     }
     if (kind != "cuda") throw RpcError(ErrorCode::InvalidParams, "task.kind must be \"cuda\" or \"pytorch\", got \"" + kind + "\"");
+    if (method == "capture") return {{"graph", nullptr}};  // a CUDA kernel has no module graph to capture
     try {
       parse_cuda_task(*task);  // a malformed task is the caller's error, GPU or not
     } catch (const ContractError& e) {

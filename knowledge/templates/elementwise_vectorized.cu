@@ -1,42 +1,60 @@
-// hiera template: a fused float32 elementwise chain with 16-byte (float4) loads
-// and stores: a quarter of the memory instructions of the scalar kernel, which
-// is what keeps a memory-bound kernel near peak bandwidth on wide buses.
-// Requires 16-byte aligned pointers (torch allocations are; slices with an
-// offset may not be) and handles n % 4 != 0 with a scalar tail.
-// Launch: block 256, grid = min(ceil(n / 4 / 256), sm_count * blocks_per_sm).
+// hiera template: a fused group of elementwise ops with 16-byte vector loads
+// and stores: each thread handles `vec` consecutive elements, loading every
+// full-size operand as one 16-byte pack (float4, 8 x half) and storing the
+// results as one pack: a quarter (fp32) or an eighth (fp16) of the memory
+// instructions of the scalar kernel, which keeps a memory-bound kernel near
+// peak bandwidth. Broadcast operands are read per element through their index
+// math. Requires every full-size pointer and the output to be 16-byte aligned
+// (check data_ptr() % 16 before choosing this kernel); any n works: a scalar
+// tail finishes n % vec.
+// Launch: block 256, grid = min(ceil(n / vec / 256), sm_count * 4) (_grid(ceil(n / vec), 256)).
 //
 // Placeholders:
-// kernel_name   extern "C" name
-// params        const float* __restrict__ inputs and float scalars, e.g. const float* __restrict__ x, float alpha
-// op_params     the per-element function's parameters, e.g. float x, float alpha
-// expression    the result in terms of op_params, e.g. fmaxf(x * alpha, 0.0f)
-// vector_loads  one float4 load per input at vector index v, e.g.
-//                   const float4 x4 = reinterpret_cast<const float4*>(x)[v];
-// lane_args     op arguments for one lane LANE of the float4s, e.g. x4.LANE, alpha
-// scalar_args   op arguments at scalar index i, e.g. x[i], alpha
+// kernel_name     extern "C" name
+// includes        headers the element types need, or nothing
+// index_t         int, or long long when the output can have 2^31 elements or more
+// out_t           the output's element type
+// vec             elements per pack: 16 / the widest element size among the full-size operands and the output
+// functions       device helper functions the element function calls, or nothing
+// element_params  the element function's parameters after its index, each starting with a comma
+// body            statements that load the broadcast operands of element i and name the intermediates, in float
+// result          the value of element i as a float expression
+// params          the kernel's input parameters, each followed by a comma
+// vector_loads    one pack load per full-size operand at pack index v, e.g.
+//                     const hiera_pack<float> a0_pack = reinterpret_cast<const hiera_pack<float>*>(a0)[v];
+// lane_args       the element function's arguments after i for lane k of the packs, each starting with a comma
+// element_args    the element function's arguments after i for the scalar tail, each starting with a comma
+{{includes}}
+typedef {{index_t}} index_t;
+typedef {{out_t}} out_t;
+#define HIERA_VEC {{vec}}
 
-__device__ __forceinline__ float {{kernel_name}}_op({{op_params}}) { return {{expression}}; }
+template <typename T>
+struct alignas(sizeof(T) * HIERA_VEC) hiera_pack {
+  T v[HIERA_VEC];
+};
+{{functions}}
+__device__ __forceinline__ float {{kernel_name}}_element(const index_t i{{element_params}}) {
+  {{body}}
+  return {{result}};
+}
 
-extern "C" __global__ void {{kernel_name}}({{params}}, float* __restrict__ out, long long n) {
-  const long long n4 = n / 4;
+extern "C" __global__ void {{kernel_name}}({{params}}out_t* __restrict__ out, long long n) {
+  const long long packs = n / HIERA_VEC;
   const long long stride = (long long)gridDim.x * blockDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (long long v = first; v < n4; v += stride) {
+  for (long long v = first; v < packs; v += stride) {
     {{vector_loads}}
-    float4 r;
-#define LANE x
-    r.x = {{kernel_name}}_op({{lane_args}});
-#undef LANE
-#define LANE y
-    r.y = {{kernel_name}}_op({{lane_args}});
-#undef LANE
-#define LANE z
-    r.z = {{kernel_name}}_op({{lane_args}});
-#undef LANE
-#define LANE w
-    r.w = {{kernel_name}}_op({{lane_args}});
-#undef LANE
-    reinterpret_cast<float4*>(out)[v] = r;
+    hiera_pack<out_t> r;
+#pragma unroll
+    for (int k = 0; k < HIERA_VEC; ++k) {
+      const index_t i = static_cast<index_t>(v * HIERA_VEC + k);
+      r.v[k] = static_cast<out_t>({{kernel_name}}_element(i{{lane_args}}));
+    }
+    reinterpret_cast<hiera_pack<out_t>*>(out)[v] = r;
   }
-  for (long long i = 4 * n4 + first; i < n; i += stride) out[i] = {{kernel_name}}_op({{scalar_args}});
+  for (long long j = packs * HIERA_VEC + first; j < n; j += stride) {
+    const index_t i = static_cast<index_t>(j);
+    out[i] = static_cast<out_t>({{kernel_name}}_element(i{{element_args}}));
+  }
 }

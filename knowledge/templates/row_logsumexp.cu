@@ -1,18 +1,55 @@
-// hiera template: logsumexp over the last dimension, one block per row, in a
-// single read: the online running max m and sum d of exp(x - m) (rescaled
-// when m grows), merged through warp shuffles and shared memory; the result
-// is m + log(d). Stable for large inputs, unlike log(sum(exp(x))).
-// Launch: grid = rows, block = block_size (a multiple of 32, at most 1024).
+// hiera template: the online max and sum of exp over the last (contiguous)
+// dimensions, fused with the elementwise ops before (the input function, at
+// each element's linear index i) and after it. One sweep keeps a running max
+// m and a running sum d of exp(x - m), rescaled when m grows (Milakov &
+// Gimelshein), merged through warp shuffles and shared memory; then either
+// one value per row (logsumexp: m + log(d)) or, with per_element 1, a second
+// sweep writing a function of each element and the row's m and d (softmax:
+// exp(x - m) / d, log_softmax: x - m - log(d)). Stable for large inputs.
+// One warp per row for short rows, one block per row for long ones.
+// Launch: block (segment_threads, rows_per_block), grid = _grid(rows, rows_per_block).
+// The _strided entry point works on a dimension that is not the last: the
+// row of output (o, j) is input (o, r, j) for r < reduced, one thread per row
+// and consecutive threads on consecutive j, so every read is coalesced.
+// Launch: block 256, grid _grid(outer * inner, 256).
 //
 // Placeholders:
-// kernel_name  extern "C" name
-// scalar_t     element type of in and out
-// includes     headers the element type needs, or nothing
-// block_size   threads per block, e.g. 256
+// kernel_name      extern "C" name
+// includes         headers the element types need, or nothing
+// index_t          int, or long long when the input can have 2^31 elements or more
+// out_t            the output's element type
+// segment_threads  threads per row: 32 (one warp), or a multiple of 32 up to 1024 (one block)
+// rows_per_block   rows a block handles at once: 1 unless segment_threads is 32
+// per_element      1: the output has the input's shape (softmax); 0: one value per row (logsumexp)
+// functions        device helper functions the input and output functions call, or nothing
+// input_params     the input function's parameters after its index, each starting with a comma
+// input_body       statements computing the input value of element i, in float
+// input_result     that value as a float expression
+// output_params    the output function's parameters after cols, each starting with a comma
+// output_body      statements computing the output at index i (an element, or a row) from x (the
+//                      element's input value; 0 for a row), row_max, row_sum and cols
+// output_result    that output as a float expression
+// params           the kernel's input parameters, each followed by a comma
+// input_args       the input function's arguments after i, each starting with a comma
+// output_args      the output function's arguments after cols, each starting with a comma
 {{includes}}
-typedef {{scalar_t}} scalar_t;
+typedef {{index_t}} index_t;
+typedef {{out_t}} out_t;
 #define HIERA_INF __int_as_float(0x7f800000)  // NVRTC has no math.h INFINITY
-#define BLOCK_SIZE {{block_size}}
+#define SEGMENT_THREADS {{segment_threads}}
+#define ROWS_PER_BLOCK {{rows_per_block}}
+#define PER_ELEMENT {{per_element}}
+{{functions}}
+__device__ __forceinline__ float {{kernel_name}}_input(const index_t i{{input_params}}) {
+  {{input_body}}
+  return {{input_result}};
+}
+
+__device__ __forceinline__ float {{kernel_name}}_output(const index_t i, const float x, const float row_max,
+                                                        const float row_sum, const long long cols{{output_params}}) {
+  {{output_body}}
+  return {{output_result}};
+}
 
 struct MaxSum {
   float max, sum;  // sum of exp(x - max)
@@ -25,27 +62,68 @@ __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
   return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
 }
 
-__device__ __forceinline__ MaxSum warp_merge(MaxSum v) {
+// Every thread's partial merged: shuffles within each warp, then one shared slot per warp.
+__device__ __forceinline__ MaxSum reduce(MaxSum v) {
   for (int offset = 16; offset > 0; offset /= 2)
     v = merge(v, {__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
+#if SEGMENT_THREADS > 32
+  __shared__ MaxSum partial[SEGMENT_THREADS / 32];
+  __shared__ MaxSum total;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < SEGMENT_THREADS / 32 ? partial[lane] : MaxSum{-HIERA_INF, 0.0f};
+    for (int offset = 16; offset > 0; offset /= 2)
+      v = merge(v, {__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
+    if (lane == 0) total = v;
+  }
+  __syncthreads();
+  v = total;
+#endif
   return v;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-{{kernel_name}}(const scalar_t* __restrict__ in, scalar_t* __restrict__ out, long long cols) {
-  const scalar_t* row = in + (long long)blockIdx.x * cols;
-  MaxSum acc = {-HIERA_INF, 0.0f};
-  for (long long c = threadIdx.x; c < cols; c += BLOCK_SIZE) acc = merge(acc, {static_cast<float>(row[c]), 1.0f});
-  acc = warp_merge(acc);
+extern "C" __global__ void __launch_bounds__(SEGMENT_THREADS * ROWS_PER_BLOCK)
+{{kernel_name}}({{params}}out_t* __restrict__ out, long long rows, long long cols) {
+  for (long long row = (long long)blockIdx.x * ROWS_PER_BLOCK + threadIdx.y; row < rows;
+       row += (long long)gridDim.x * ROWS_PER_BLOCK) {
+    const long long start = row * cols;
+    MaxSum acc = {-HIERA_INF, 0.0f};
+    for (long long c = threadIdx.x; c < cols; c += SEGMENT_THREADS)
+      acc = merge(acc, MaxSum{ {{kernel_name}}_input(static_cast<index_t>(start + c){{input_args}}), 1.0f });
+    acc = reduce(acc);
+#if PER_ELEMENT
+    // The second sweep re-reads the row: it was just loaded, so it comes from L1/L2.
+    for (long long c = threadIdx.x; c < cols; c += SEGMENT_THREADS) {
+      const index_t i = static_cast<index_t>(start + c);
+      const float x = {{kernel_name}}_input(i{{input_args}});
+      out[i] = static_cast<out_t>({{kernel_name}}_output(i, x, acc.max, acc.sum, cols{{output_args}}));
+    }
+#else
+    if (threadIdx.x == 0)
+      out[row] = static_cast<out_t>({{kernel_name}}_output(static_cast<index_t>(row), 0.0f, acc.max, acc.sum, cols{{output_args}}));
+#endif
+  }
+}
 
-  __shared__ MaxSum partial[BLOCK_SIZE / 32];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) partial[warp] = acc;
-  __syncthreads();
-  if (warp == 0) {
-    acc = lane < BLOCK_SIZE / 32 ? partial[lane] : MaxSum{-HIERA_INF, 0.0f};
-    acc = warp_merge(acc);
-    // A row of -inf gives -inf (torch does the same); a +inf element gives +inf.
-    if (lane == 0) out[blockIdx.x] = static_cast<scalar_t>(acc.max == -HIERA_INF || acc.max == HIERA_INF ? acc.max : acc.max + logf(acc.sum));
+extern "C" __global__ void __launch_bounds__(256)
+{{kernel_name}}_strided({{params}}out_t* __restrict__ out, long long outer, long long reduced, long long inner) {
+  const long long n = outer * inner;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += stride) {
+    const long long o = k / inner, j = k - o * inner;
+    MaxSum acc = {-HIERA_INF, 0.0f};
+    for (long long r = 0; r < reduced; ++r)
+      acc = merge(acc, MaxSum{ {{kernel_name}}_input(static_cast<index_t>((o * reduced + r) * inner + j){{input_args}}), 1.0f });
+#if PER_ELEMENT
+    for (long long r = 0; r < reduced; ++r) {
+      const index_t i = static_cast<index_t>((o * reduced + r) * inner + j);
+      const float x = {{kernel_name}}_input(i{{input_args}});
+      out[i] = static_cast<out_t>({{kernel_name}}_output(i, x, acc.max, acc.sum, reduced{{output_args}}));
+    }
+#else
+    out[k] = static_cast<out_t>({{kernel_name}}_output(static_cast<index_t>(k), 0.0f, acc.max, acc.sum, reduced{{output_args}}));
+#endif
   }
 }

@@ -25,7 +25,10 @@
 //   error         answer with JSON-RPC error -32602
 //   wrong-id      answer with an id nobody asked for
 //   stderr:N      write N bytes to stderr (ending in "END-OF-STDERR"), then answer
-// "reply" in params (or params.task) replaces the canned result. Object
+// "reply" in params (or params.task) replaces the canned result. Canned
+// results: probe, compile, evaluate (with timing.baselines when asked for),
+// capture (a conv -> relu graph that also records the seed it was sent;
+// {"graph": null} for a CUDA task). Object
 // results also get "pid", "started_ns" and "finished_ns" (CLOCK_MONOTONIC,
 // comparable across processes: the tests use them to see jobs overlap).
 #include <algorithm>
@@ -146,7 +149,52 @@ json canned_evaluation(const json& params) {
   faster["median_ms"] = 0.05;
   result["timing"] = {{"reference", stats}, {"candidate", faster}, {"speedup", 2.0}};
   result["speed_of_light_ms"] = 0.01;
+  // Baselines asked for: "compile" is timed (0.08 ms), any other name is reported as unavailable.
+  if (auto baselines = params.find("baselines"); baselines != params.end() && baselines->is_array()) {
+    json timed = json::object();
+    json errors = json::object();
+    for (const auto& name : *baselines) {
+      const std::string n = name.is_string() ? name.get<std::string>() : name.dump();
+      if (n == "compile") {
+        json compiled = stats;
+        compiled["median_ms"] = 0.08;
+        timed[n] = compiled;
+      } else {
+        errors[n] = "the fake worker has no baseline " + n;
+      }
+    }
+    result["timing"]["baselines"] = timed;
+    result["timing"]["baseline_errors"] = errors;
+  }
   return result;
+}
+
+// A conv -> relu graph for PyTorch tasks, as the runner's capture job answers; null for CUDA tasks.
+json canned_capture(const json& params) {
+  const auto task = params.find("task");
+  if (task != params.end() && task->is_object() && task->value("kind", std::string()) == "cuda") return {{"graph", nullptr}};
+  const json meta = {{"shape", {8, 16, 64, 64}}, {"stride", {65536, 4096, 64, 1}}, {"dtype", "float32"}};
+  json nodes = json::array();
+  nodes.push_back({{"name", "x"}, {"op", "placeholder"}, {"target", "x"}, {"kind", "input"}, {"args", json::array()},
+                   {"kwargs", json::object()}, {"normalized", nullptr},
+                   {"meta", {{"shape", {8, 3, 64, 64}}, {"stride", {12288, 4096, 64, 1}}, {"dtype", "float32"}}},
+                   {"flops", 0}, {"bytes", 0}, {"code", "x"}, {"users", {"conv"}}});
+  nodes.push_back({{"name", "conv"}, {"op", "call_module"}, {"target", "conv"}, {"kind", "conv2d"},
+                   {"args", {{{"node", "x"}}}}, {"kwargs", json::object()}, {"normalized", {{"input", {{"node", "x"}}}}},
+                   {"meta", meta}, {"flops", 28311552}, {"bytes", 2492160}, {"code", "self.conv(x)"}, {"users", {"relu"}}});
+  nodes.push_back({{"name", "relu"}, {"op", "call_function"}, {"target", "torch.relu"}, {"kind", "relu"},
+                   {"args", {{{"node", "conv"}}}}, {"kwargs", json::object()}, {"normalized", {{"input", {{"node", "conv"}}}}},
+                   {"meta", meta}, {"flops", 524288}, {"bytes", 4194304}, {"code", "torch.relu(conv)"}, {"users", {"output"}}});
+  nodes.push_back({{"name", "output"}, {"op", "output"}, {"target", "output"}, {"kind", "output"},
+                   {"args", {{{"node", "relu"}}}}, {"kwargs", json::object()}, {"normalized", nullptr}, {"meta", meta},
+                   {"flops", 0}, {"bytes", 0}, {"code", "relu"}, {"users", json::array()}});
+  return {{"graph",
+           {{"method", "fx"}, {"fallback", nullptr}, {"class_name", "Model"}, {"forward_params", {"x"}}, {"training", true},
+            {"submodules", {{"conv", {{"type", "Conv2d"}, {"attrs", {{"in_channels", 3}, {"out_channels", 16}}}}}}},
+            {"parameters", {{"conv.weight", {{"shape", {16, 3, 3, 3}}, {"dtype", "float32"}}},
+                            {"conv.bias", {{"shape", {16}}, {"dtype", "float32"}}}}},
+            {"buffers", json::object()}, {"nodes", nodes}, {"total_flops", 28835840}, {"total_bytes", 6686464},
+            {"seed", params.value("seed", json(nullptr))}}}};
 }
 
 // Where a request's instructions are: params, or params.task for evaluate.
@@ -239,6 +287,8 @@ void handle(const protocol::Request& request, const Options& options) {
     result = canned_compile(params);
   } else if (request.method == "evaluate") {
     result = canned_evaluation(params);
+  } else if (request.method == "capture") {
+    result = canned_capture(params);
   } else if (request.method == "echo") {
     result = {{"params", params}};
   } else {

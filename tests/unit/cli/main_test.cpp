@@ -31,17 +31,6 @@ TEST(HieraCli, VersionAndHelp) {
   for (const char* sub : {"lsp", "optimize", "analyze", "bench", "worker"}) EXPECT_NE(help.out.find(sub), std::string::npos) << sub;
 }
 
-TEST(HieraCli, SubcommandsNotYetAvailableExitTwoWithAClearMessage) {
-  const std::vector<std::vector<std::string>> calls = {
-      {HIERA_BIN, "analyze", "k.cu"}, {HIERA_BIN, "bench", "samples"}};
-  for (const auto& argv : calls) {
-    auto r = run_process(argv, "");
-    EXPECT_EQ(r.exit_code, 2) << argv[1];
-    EXPECT_NE(r.err.find("hiera " + argv[1] + ": not available yet"), std::string::npos) << r.err;
-    EXPECT_EQ(r.out, "");
-  }
-}
-
 TEST(HieraCli, OptimizeRefusesABadTargetWithExitOneAndItsReason) {
   const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

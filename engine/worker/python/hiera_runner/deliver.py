@@ -14,8 +14,12 @@ rewrites the candidate so (the rewrite needs the standard library only):
   constructor arguments, parameter and buffer names, and its forward;
 - each kernel source passed to rt.compile is found with `ast` (a string
   literal, a module-level string constant, or a `+` of those; the kernel name
-  and the options likewise) and is compiled once by
-  torch.utils.cpp_extension.load_inline, on first use, together with a
+  and the options likewise) and is compiled once, on first use. Where the
+  installed torch compiles with NVRTC itself (torch.cuda._utils._nvrtc_compile,
+  torch >= 2.8) it is used with the same options the kernel was optimized with
+  (well under a second), and the kernel is launched through the driver torch
+  loaded, on torch's current stream, each argument in the C type below.
+  Elsewhere torch.utils.cpp_extension.load_inline builds it together with a
   generated C++ launcher per kernel. The launcher sits in the same
   translation unit after the kernel source, so it needs no declaration of the
   kernel, extern "C" or not: it names it by the name rt.compile was given (a C++
@@ -523,8 +527,10 @@ int64_t launch(void (*kernel)(P...), const char* name, int64_t device, const std
 # when a kernel is first compiled, so the module imports on any machine.
 SHIM_CODE = r'''# --- nvrtc_runtime, standalone ----------------------------------------------------
 # This module's CUDA kernels were compiled with NVRTC while it was optimized; here
-# each kernel source is built once, on first use, by torch.utils.cpp_extension's
-# load_inline, with a generated C++ launcher per kernel. The calls are unchanged:
+# each kernel source is built once, on first use: with torch's own NVRTC where the
+# installed torch has it (torch.cuda._utils, torch >= 2.8: well under a second), else
+# by torch.utils.cpp_extension's load_inline with a generated C++ launcher per kernel
+# (nvcc, about a minute cold). The calls are unchanged:
 # k = rt.compile(source, name, options); k(grid, block, *args, shared_mem=0, stream=None)
 # launches on torch's current CUDA stream; a tensor passes its data pointer, an int an
 # int32, a float a float32, and rt.int64(v), rt.float64(v), ... the C type they name.
@@ -657,6 +663,85 @@ class _NvrtcRuntime(object):
                     ints.append(value - (1 << 64) if value >= (1 << 63) else value)
             return kinds, tensors, ints, floats
 
+    class TorchNvrtcKernel(object):
+        # A kernel compiled by torch's NVRTC, launched through the driver torch loaded,
+        # each argument in the C type nvrtc_runtime gives it.
+        CTYPES = {3: _nvrtc_ctypes.c_int32, 4: _nvrtc_ctypes.c_int64, 5: _nvrtc_ctypes.c_uint32,
+                  6: _nvrtc_ctypes.c_uint64, 7: _nvrtc_ctypes.c_float, 8: _nvrtc_ctypes.c_double,
+                  9: _nvrtc_ctypes.c_bool, 2: _nvrtc_ctypes.c_void_p}
+
+        def __init__(self, name, function, device_index):
+            self.name = name
+            self.device_index = device_index
+            self._function = function
+            self._shared_limit = 48 * 1024
+
+        def __call__(self, grid, block, *args, **kwargs):
+            rt = _NvrtcRuntime
+            shared_mem = int(kwargs.pop("shared_mem", 0))
+            stream = kwargs.pop("stream", None)
+            if kwargs:
+                raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
+            dims = rt.Kernel.dims(grid, "grid") + rt.Kernel.dims(block, "block")
+            kinds, tensors, ints, floats = rt.Kernel.pack(args)
+            tensors, ints, floats = iter(tensors), iter(ints), iter(floats)
+            holders = []
+            for kind in kinds:
+                if kind == rt.TENSOR:
+                    holders.append(_nvrtc_ctypes.c_void_p(next(tensors).data_ptr()))
+                elif kind == rt.NULL_POINTER:
+                    holders.append(_nvrtc_ctypes.c_void_p(None))
+                elif kind in (rt.FLOAT32, rt.FLOAT64):
+                    holders.append(self.CTYPES[kind](next(floats)))
+                else:
+                    value = next(ints)
+                    if kind in (rt.UINT32, rt.UINT64, rt.POINTER) and value < 0:
+                        value += 1 << 64
+                    holders.append(self.CTYPES[kind](value))
+            lib = _nvrtc_torch.cuda._utils._get_gpu_runtime_library()
+            arity = self.arity(lib)
+            if arity is not None and arity != len(args):
+                raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
+            params = (_nvrtc_ctypes.c_void_p * max(1, len(holders)))()
+            for i, h in enumerate(holders):
+                params[i] = _nvrtc_ctypes.addressof(h)
+            if shared_mem > self._shared_limit:  # over 48 KiB of dynamic shared memory is opted into
+                self._check(lib.cuFuncSetAttribute(self._function, 8, shared_mem), "cuFuncSetAttribute")
+                self._shared_limit = shared_mem
+            handle = (_nvrtc_torch.cuda.current_stream(self.device_index).cuda_stream if stream is None else
+                      stream if isinstance(stream, int) else stream.cuda_stream)
+            self._check(lib.cuLaunchKernel(self._function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
+                                           shared_mem, _nvrtc_ctypes.c_void_p(handle), params, None),
+                        "cuLaunchKernel(%s, grid=%s, block=%s)" % (self.name, dims[:3], dims[3:]))
+
+        def arity(self, lib):
+            # The kernel's parameter count from the driver (cuFuncGetParamInfo, CUDA 12.4+):
+            # a wrong count is refused here rather than read as garbage by the kernel.
+            if not hasattr(self, "_arity"):
+                self._arity = None
+                query = getattr(lib, "cuFuncGetParamInfo", None)
+                if query is not None:
+                    offset, size, count = _nvrtc_ctypes.c_size_t(), _nvrtc_ctypes.c_size_t(), 0
+                    while count < 4096 and query(self._function, _nvrtc_ctypes.c_size_t(count),
+                                                 _nvrtc_ctypes.byref(offset), _nvrtc_ctypes.byref(size)) == 0:
+                        count += 1
+                    self._arity = count
+            return self._arity
+
+        @staticmethod
+        def _check(result, what):
+            if result != 0:
+                raise RuntimeError("CUDA error %d: %s failed" % (result, what))
+
+        def __repr__(self):
+            return "<delivered kernel %s on cuda:%d (torch NVRTC)>" % (self.name, self.device_index)
+
+    @staticmethod
+    def torch_nvrtc():
+        """True when the installed torch compiles kernels with NVRTC itself."""
+        utils = getattr(_nvrtc_torch.cuda, "_utils", None)
+        return all(hasattr(utils, f) for f in ("_nvrtc_compile", "_cuda_load_module", "_get_gpu_runtime_library"))
+
     def __init__(self, extensions):
         # One load_inline build per kernel source and options:
         # (sha256 of the source, options, their nvcc flags, [(kernel name, launcher)]).
@@ -677,8 +762,17 @@ class _NvrtcRuntime(object):
         device_index = _nvrtc_torch.cuda.current_device()
         kernel = self._ready.get((key, device_index))
         if kernel is None:
-            module = self._build(entry[0], source)
-            kernel = self.Kernel(name, getattr(module, entry[1]), device_index)
+            if self.torch_nvrtc():
+                from torch.cuda import _utils
+                # torch targets this device's architecture itself: an explicit one would clash.
+                kept = [o for o in options if not o.startswith(("-arch", "--gpu-architecture"))]
+                ptx, mangled = _utils._nvrtc_compile(source, name, None, None, kept or None)
+                loaded = _utils._cuda_load_module(ptx, [mangled])[mangled]
+                kernel = self.TorchNvrtcKernel(name, loaded.func, device_index)
+                kernel._module = loaded  # keeps the module loaded as long as the kernel lives
+            else:
+                module = self._build(entry[0], source)
+                kernel = self.Kernel(name, getattr(module, entry[1]), device_index)
             self._ready[(key, device_index)] = kernel
         return kernel
 
@@ -843,7 +937,7 @@ def _prebuild(delivery, job):
         loaded = loader.load(delivery.source, "candidate")
     except loader.LoadError as e:
         if e.check == "compile":  # a kernel compiled at the module's top level did not build
-            return ("the delivered form does not build with torch.utils.cpp_extension.load_inline (nvcc): %s"
+            return ("the delivered form's kernels do not build (torch NVRTC or load_inline): %s"
                     % _build_failure(e.message))
         return None  # the evaluation reports it
     try:
@@ -853,8 +947,8 @@ def _prebuild(delivery, job):
                 try:
                     shim.compile(use.source, use.name, use.options)
                 except Exception as e:
-                    return ("the delivered form's kernel %s (candidate line %d) could not be built with "
-                            "torch.utils.cpp_extension.load_inline (nvcc): %s"
+                    return ("the delivered form's kernel %s (candidate line %d) could not be built "
+                            "(torch NVRTC or load_inline): %s"
                             % (use.name, use.line, _build_failure("%s: %s" % (type(e).__name__, e))))
         return None
     finally:
@@ -881,7 +975,7 @@ def deliver(params):
     out = {"delivered_source": delivery.source}
     if delivery.needs_gpu and job.device.type != "cuda":
         out["evaluation"] = _failed("deliver", (
-            "the delivered form builds its CUDA kernels (%s) with torch.utils.cpp_extension.load_inline and "
+            "the delivered form builds its CUDA kernels (%s) with torch's NVRTC or load_inline and "
             "needs a GPU; this job runs on the CPU (task.device %r), so the delivered form was not verified"
             % (", ".join(k.name for k in delivery.kernels), job.task.get("device"))))
         return out

@@ -8,7 +8,8 @@ result: the runner replies, then exits with code 3 so the parent restarts it.
 
 import torch
 
-from . import ceilings, device as device_mod, inputs as inputs_mod, loader, static_checks, timing, verify
+from . import baselines as baselines_mod, ceilings, device as device_mod, inputs as inputs_mod, loader
+from . import static_checks, timing, verify
 from .jsonrpc import INVALID_PARAMS, RpcError
 
 MIN_TRIALS = 5
@@ -144,6 +145,7 @@ def evaluate(params):
     if not isinstance(numerics, dict):
         raise RpcError(INVALID_PARAMS, "task.numerics must be an object")
     allow = static_checks.normalise_allow(numerics.get("allow"))
+    baseline_names = baselines_mod.parse(params)
 
     # Static checks first: a candidate that would tamper with timers or the
     # process is not run at all.
@@ -178,14 +180,18 @@ def evaluate(params):
         if not result.passed:
             return _failed(result.failures, result.trials)
 
-        # Timing, on the first trial's inputs, the same for both sides.
+        # Timing, on the first trial's inputs, the same for every side.
         args = inputs_mod.make(get_inputs, seed, inputs_mod.distribution_for(0), job.device)
         ref_args, cand_args = inputs_mod.clone(args), args
+        baselines = baselines_mod.Baselines(baseline_names)
         try:
-            measured = timing.time_pair(lambda: job.reference(*ref_args), lambda: job.candidate(*cand_args),
-                                        job.device, timing_trials)
-        except verify._CANDIDATE_EXCEPTIONS as e:
-            return _runtime_failure(e, "timing", job, result.trials)
+            baselines.prepare(job.reference, args, job.device, seed, numerics)
+            try:
+                measured = _time(job, ref_args, cand_args, baselines, timing_trials)
+            except verify._CANDIDATE_EXCEPTIONS as e:
+                return _runtime_failure(e, "timing", job, result.trials)
+        finally:
+            baselines.release()
 
         sol = _speed_of_light(params, task, job, ref_args, allow)
         if sol is not None and measured["candidate"]["median_ms"] < sol:
@@ -199,6 +205,18 @@ def evaluate(params):
         return out
     finally:
         job.unload()
+
+
+def _time(job, ref_args, cand_args, baselines, trials):
+    """The timing result: reference, candidate and speedup, and with
+    baselines asked for, their stats (or why they have none)."""
+    sides = [("reference", lambda: job.reference(*ref_args)), ("candidate", lambda: job.candidate(*cand_args))]
+    measured = timing.time_sides(sides + baselines.sides, job.device, trials)
+    ref, cand = measured["reference"], measured["candidate"]
+    measured["speedup"] = ref["median_ms"] / cand["median_ms"] if cand["median_ms"] > 0 else None
+    if baselines.names:
+        baselines.report(measured)
+    return measured
 
 
 def _speed_of_light(params, task, job, args, allow):

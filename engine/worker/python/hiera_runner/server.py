@@ -1,8 +1,9 @@
 """The serve loop: frames in, one response per request out, jobs in order.
 
-Methods: hello, evaluate, profile, deliver, shutdown. A handler's exception becomes a
-JSON-RPC error and the loop goes on; a broken CUDA context ends the process
-with exit code 3 after the reply (the parent restarts the runner).
+Methods: hello, evaluate, profile, deliver, capture, shutdown. A handler's
+exception becomes a JSON-RPC error and the loop goes on; a broken CUDA
+context ends the process with exit code 3 after the reply (the parent
+restarts the runner).
 """
 
 import gc
@@ -27,7 +28,7 @@ class Server(object):
         self.writer = framing.FrameWriter(out_fd)
         self.reader = framing.FrameReader()
         self.handlers = {"hello": self.hello, "evaluate": self.evaluate, "profile": self.profile,
-                         "deliver": self.deliver, "shutdown": self.shutdown}
+                         "deliver": self.deliver, "capture": self.capture, "shutdown": self.shutdown}
         self._exit_code = None  # set by a handler: exit after its reply
 
     # --- the loop -------------------------------------------------------------
@@ -109,6 +110,10 @@ class Server(object):
     def deliver(self, params):
         from . import deliver
         return self._job(deliver.deliver, params)
+
+    def capture(self, params):
+        from . import graph_capture
+        return self._job(graph_capture.capture, params)
 
     def shutdown(self, params):
         self._exit_code = 0

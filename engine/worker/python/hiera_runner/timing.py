@@ -1,4 +1,5 @@
-"""Timing the reference and the candidate, interleaved, on the same inputs.
+"""Timing the reference and the candidate (and any baselines, such as
+torch.compile of the reference), interleaved, on the same inputs.
 
 CUDA: an event pair around each call, the L2 flushed before it (a write of 2x
 the L2 size), a device-wide synchronize after it (work on side streams counts,
@@ -71,25 +72,31 @@ class _CpuClock(object):
         return (_perf_counter() - t0) * 1e3
 
 
+def time_sides(sides, device, trials, warmup=WARMUP):
+    """sides: [(name, zero-argument callable)], each timed `trials` times,
+    interleaved: trial i runs them in the order rotated by i, so that each
+    side takes every position equally often and none always follows another.
+    Returns {name: stats}."""
+    clock = _CudaClock(device) if device.type == "cuda" else _CpuClock()
+    times = {name: [] for name, _ in sides}
+    with torch.no_grad():
+        for _ in range(warmup):
+            for _, fn in sides:
+                fn()
+        if device.type == "cuda":
+            _synchronize(device)
+        for i in range(trials):
+            shift = i % len(sides)
+            for name, fn in sides[shift:] + sides[:shift]:
+                times[name].append(clock.measure(fn))
+    return {name: summarize(ms) for name, ms in times.items()}
+
+
 def time_pair(reference_fn, candidate_fn, device, trials, warmup=WARMUP):
     """Both zero-argument callables timed `trials` times each, interleaved
     (the order alternating, so neither always follows the other).
     Returns {"reference": stats, "candidate": stats, "speedup": ref/cand medians}."""
-    clock = _CudaClock(device) if device.type == "cuda" else _CpuClock()
-    with torch.no_grad():
-        for _ in range(warmup):
-            reference_fn()
-            candidate_fn()
-        if device.type == "cuda":
-            _synchronize(device)
-        ref_ms, cand_ms = [], []
-        for i in range(trials):
-            if i % 2 == 0:
-                ref_ms.append(clock.measure(reference_fn))
-                cand_ms.append(clock.measure(candidate_fn))
-            else:
-                cand_ms.append(clock.measure(candidate_fn))
-                ref_ms.append(clock.measure(reference_fn))
-    ref, cand = summarize(ref_ms), summarize(cand_ms)
+    stats = time_sides([("reference", reference_fn), ("candidate", candidate_fn)], device, trials, warmup)
+    ref, cand = stats["reference"], stats["candidate"]
     speedup = ref["median_ms"] / cand["median_ms"] if cand["median_ms"] > 0 else None
     return {"reference": ref, "candidate": cand, "speedup": speedup}

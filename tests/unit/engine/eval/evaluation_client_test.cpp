@@ -145,6 +145,72 @@ TEST(EvaluationClientTest, CompileReportsDiagnosticsInCandidateLines) {
   EXPECT_THAT(bad.log, HasSubstr("#error"));
 }
 
+TEST(EvaluationClientTest, BaselinesAreSentOnlyWhenAskedFor) {
+  WorkerPool pool(fakes(1));
+  EvaluationClient client(pool);
+  const Evaluation plain = client.evaluate(task("ok"));
+  ASSERT_TRUE(plain.timing);
+  EXPECT_TRUE(plain.timing->baselines.empty());  // the fake answers baselines only to a "baselines" parameter
+  EXPECT_TRUE(plain.timing->baseline_errors.empty());
+
+  EvaluateOptions options;
+  options.baselines = {"compile", "eager-cudagraphs"};
+  const Evaluation evaluation = client.evaluate(task("ok"), options);
+  ASSERT_TRUE(evaluation.passed());
+  ASSERT_TRUE(evaluation.timing);
+  ASSERT_EQ(evaluation.timing->baselines.count("compile"), 1u);
+  EXPECT_DOUBLE_EQ(evaluation.timing->baselines.at("compile").median_ms, 0.08);
+  EXPECT_EQ(evaluation.timing->baselines.at("compile").trials, 50);
+  EXPECT_EQ(evaluation.timing->baseline_errors.at("eager-cudagraphs"), "the fake worker has no baseline eager-cudagraphs");
+}
+
+TEST(EvaluationClientTest, CaptureReturnsTheGraph) {
+  WorkerPool pool(fakes(1));
+  EvaluationClient client(pool);
+  const CaptureResult captured = client.capture(json{{"kind", "pytorch"}, {"reference", {{"source", "class Model: ..."}}}});
+  ASSERT_TRUE(captured.ok()) << captured.job_failure->message;
+  ASSERT_TRUE(captured.graph.is_object());
+  EXPECT_EQ(captured.graph["method"].get<std::string>(), "fx");
+  ASSERT_EQ(captured.graph["nodes"].size(), 4u);
+  EXPECT_EQ(captured.graph["nodes"][1]["code"].get<std::string>(), "self.conv(x)");
+  EXPECT_EQ(captured.record.worker, 0);
+
+  EXPECT_TRUE(client.capture(json{{"kind", "cuda"}}).graph.is_null());
+}
+
+TEST(EvaluationClientTest, CaptureSendsTheSeed) {
+  WorkerPool pool(fakes(1));
+  EvaluationClient client(pool);
+  EvaluateOptions options;
+  options.seed = 99;
+  const CaptureResult captured = client.capture(json{{"kind", "pytorch"}}, options);
+  ASSERT_TRUE(captured.ok()) << captured.job_failure->message;
+  EXPECT_EQ(captured.graph["seed"], 99);  // the fake's graph records the seed it was sent
+  EXPECT_EQ(client.capture(json{{"kind", "pytorch"}}).graph["seed"], 1234);
+}
+
+TEST(EvaluationClientTest, FailedCaptureKeepsTheReason) {
+  WorkerPool pool(fakes(1));
+  EvaluationClient client(pool);
+  const CaptureResult refused = client.capture(json{{"kind", "pytorch"}, {"behave", "error"}});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.graph.is_null());
+  EXPECT_THAT(refused.job_failure->message, HasSubstr("bad parameters on request"));
+
+  json malformed = {{"kind", "pytorch"}};
+  malformed["reply"] = {{"graph", 7}};
+  const CaptureResult bad = client.capture(malformed);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.job_failure->kind, WorkerFailureKind::Protocol);
+  EXPECT_THAT(bad.job_failure->message, HasSubstr("malformed capture result: capture.graph must be an object or null"));
+
+  EvaluateOptions options;
+  options.timeout = 300ms;
+  const CaptureResult late = client.capture(json{{"kind", "pytorch"}, {"behave", "hang"}}, options);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.job_failure->kind, WorkerFailureKind::Timeout);
+}
+
 TEST(EvaluationClientTest, ProbeReadsTheDevice) {
   WorkerPool pool(fakes(2));
   EvaluationClient client(pool);

@@ -60,6 +60,55 @@ TEST(JobResultsTest, MalformedEvaluationsNameTheField) {
               HasSubstr("evaluation.timing.speedup must be a number"));
 }
 
+TEST(JobResultsTest, BaselinesAndTheirErrorsAreParsed) {
+  const json stats = {{"median_ms", 0.08}, {"min_ms", 0.07}, {"p10_ms", 0.075}, {"p90_ms", 0.09}, {"trials", 50}};
+  const Evaluation evaluation = parse_evaluation(
+      json{{"verdict", "passed"},
+           {"timing", {{"speedup", 2.0},
+                       {"baselines", {{"compile", stats}}},
+                       {"baseline_errors", {{"cudagraphs", "torch.compile is not available in torch 1.13.0a0"}}}}}});
+  ASSERT_TRUE(evaluation.timing);
+  ASSERT_EQ(evaluation.timing->baselines.size(), 1u);
+  const TimingStats& compiled = evaluation.timing->baselines.at("compile");
+  EXPECT_DOUBLE_EQ(compiled.median_ms, 0.08);
+  EXPECT_DOUBLE_EQ(compiled.min_ms, 0.07);
+  EXPECT_DOUBLE_EQ(compiled.p10_ms, 0.075);
+  EXPECT_DOUBLE_EQ(compiled.p90_ms, 0.09);
+  EXPECT_EQ(compiled.trials, 50);
+  EXPECT_EQ(evaluation.timing->baseline_errors.at("cudagraphs"), "torch.compile is not available in torch 1.13.0a0");
+}
+
+TEST(JobResultsTest, TimingWithoutBaselinesHasNone) {
+  const Evaluation evaluation =
+      parse_evaluation(json{{"verdict", "passed"}, {"timing", {{"speedup", 1.5}, {"baselines", nullptr}}}});
+  ASSERT_TRUE(evaluation.timing);
+  EXPECT_TRUE(evaluation.timing->baselines.empty());
+  EXPECT_TRUE(evaluation.timing->baseline_errors.empty());
+}
+
+TEST(JobResultsTest, MalformedBaselinesNameTheField) {
+  EXPECT_THAT(parse_error(json{{"verdict", "passed"}, {"timing", {{"baselines", json::array()}}}}),
+              HasSubstr("evaluation.timing.baselines must be an object"));
+  EXPECT_THAT(parse_error(json{{"verdict", "passed"}, {"timing", {{"baselines", {{"compile", {{"median_ms", "x"}}}}}}}}),
+              HasSubstr("evaluation.timing.baselines.compile.median_ms must be a number"));
+  EXPECT_THAT(parse_error(json{{"verdict", "passed"}, {"timing", {{"baseline_errors", {{"compile", 3}}}}}}),
+              HasSubstr("evaluation.timing.baseline_errors.compile must be a string"));
+}
+
+TEST(JobResultsTest, CaptureKeepsTheGraphOrNull) {
+  const json graph = {{"method", "fx"}, {"nodes", json::array()}};
+  const CaptureResult captured = parse_capture(json{{"graph", graph}, {"pid", 12}});
+  EXPECT_TRUE(captured.ok());
+  EXPECT_EQ(captured.graph, graph);
+  EXPECT_TRUE(parse_capture(json{{"graph", nullptr}}).graph.is_null());
+  const auto capture_error = [](const json& value) {
+    return hiera::testing::thrown_message<MalformedResult>([&] { parse_capture(value); });
+  };
+  EXPECT_THAT(capture_error(json::array()), HasSubstr("capture must be an object"));
+  EXPECT_THAT(capture_error(json::object()), HasSubstr("capture.graph is missing"));
+  EXPECT_THAT(capture_error(json{{"graph", "fx"}}), HasSubstr("capture.graph must be an object or null, got string"));
+}
+
 TEST(JobResultsTest, CompileResultNeedsOk) {
   EXPECT_THROW(parse_compile_result(json{{"log", ""}}), MalformedResult);
   const CompileResult compiled = parse_compile_result(json{{"ok", true}, {"cache_hit", true}, {"key", "abc"}});

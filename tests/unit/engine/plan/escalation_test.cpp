@@ -198,3 +198,18 @@ TEST(EscalationTest, APlanWithNoStepsStopsAtOnce) {
 
 }  // namespace
 }  // namespace hiera::engine::plan
+
+namespace hiera::engine::plan {
+namespace {
+
+TEST(EscalationTest, AnExhaustedStepEndsAtOnceAndItsBudgetCarriesOn) {
+  // The proposers had nothing new after 1 candidate of S1's 8: S2 starts with 8 + 7.
+  StepOutcome exhausted = gelu(Space::S1, 1, 1, 1.02);
+  exhausted.exhausted = true;
+  expect_decision(next_action(gemm_plan(), {gelu(Space::S1, 1, 1, 1.02), exhausted}), Action::Escalate, 1, 15,
+                  "linear+bias+gelu: S1: the proposers have nothing new (1 candidate tried), best 1.02×; "
+                  "escalating to S2 (15 candidates)");
+}
+
+}  // namespace
+}  // namespace hiera::engine::plan

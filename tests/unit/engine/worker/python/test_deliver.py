@@ -94,273 +94,18 @@ TWO_KERNELS = src('''
 ''') % TWO_KERNELS_SRC
 
 # The exact delivered text of ONE_KERNEL: the import replaced by the standalone
-# runtime, everything else unchanged. A change to the generated code shows here.
-GOLDEN_ONE_KERNEL = r"""import torch
-import torch.nn as nn
-# --- nvrtc_runtime, standalone ----------------------------------------------------
-# This module's CUDA kernels were compiled with NVRTC while it was optimized; here
-# each kernel source is built once, on first use, by torch.utils.cpp_extension's
-# load_inline, with a generated C++ launcher per kernel. The calls are unchanged:
-# k = rt.compile(source, name, options); k(grid, block, *args, shared_mem=0, stream=None)
-# launches on torch's current CUDA stream; a tensor passes its data pointer, an int an
-# int32, a float a float32, and rt.int64(v), rt.float64(v), ... the C type they name.
-import ctypes as _nvrtc_ctypes
-import hashlib as _nvrtc_hashlib
-
-import torch as _nvrtc_torch
-
-
-class _NvrtcRuntime(object):
-    TENSOR, NULL_POINTER, POINTER, INT32, INT64, UINT32, UINT64, FLOAT32, FLOAT64, BOOL = range(10)
-    # nvcc defines these for torch extensions, NVRTC does not: fp16/bf16 kernels compile as they did.
-    NVCC_FLAGS = ("-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
-                  "-U__CUDA_NO_HALF2_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__")
-    LAUNCHER = ("int64_t %s(int64_t device, std::vector<int64_t> dims, int64_t shared_mem, int64_t stream, "
-                "std::vector<int64_t> kinds, std::vector<at::Tensor> tensors, std::vector<int64_t> ints, "
-                "std::vector<double> floats)")
-    LAUNCH = (" {\n  return nvrtc_launch::launch(&%s, \"%s\", device, dims, shared_mem, stream, kinds, tensors, ints, "
-              "floats);\n}\n")
-    PRELUDE = r'''#include <cstring>
-#include <utility>
-#include <vector>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-
-namespace nvrtc_launch {
-// A kernel argument as nvrtc_runtime passes it: its C value at the start of an
-// 8-byte slot, the rest zero; the kernel's parameter is read from those bytes.
-union Slot { uint64_t u64; int64_t i64; uint32_t u32; int32_t i32; double f64; float f32; bool b; void* p; };
-enum Kind : int64_t { TENSOR, NULL_POINTER, POINTER, INT32, INT64, UINT32, UINT64, FLOAT32, FLOAT64, BOOL };
-
-template <typename T>
-T read(const Slot& slot) {
-  static_assert(sizeof(T) <= sizeof(Slot), "a kernel parameter over 8 bytes cannot be passed from Python");
-  T value;
-  std::memcpy(&value, &slot, sizeof(T));
-  return value;
-}
-
-template <typename... P, size_t... I>
-void launch_slots(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream,
-                  const Slot* slots, std::index_sequence<I...>) {
-  (void)slots;
-  kernel<<<grid, block, shared_mem, stream>>>(read<P>(slots[I])...);
-}
-
-// Packs the arguments, then launches on torch's current stream of the device
-// (or the stream given), the kernel's parameter types deduced from its address.
-template <typename... P>
-int64_t launch(void (*kernel)(P...), const char* name, int64_t device, const std::vector<int64_t>& dims,
-            int64_t shared_mem, int64_t stream, const std::vector<int64_t>& kinds,
-            const std::vector<at::Tensor>& tensors, const std::vector<int64_t>& ints,
-            const std::vector<double>& floats) {
-  // A wrong count is answered, not thrown: the shim raises it in Python.
-  if (kinds.size() != sizeof...(P)) return static_cast<int64_t>(sizeof...(P));
-  TORCH_CHECK(dims.size() == 6, "grid and block need 3 dimensions each");
-  std::vector<Slot> slots(kinds.size() + 1);
-  std::memset(slots.data(), 0, slots.size() * sizeof(Slot));
-  size_t t = 0, i = 0, f = 0;
-  for (size_t k = 0; k < kinds.size(); ++k) {
-    Slot& s = slots[k];
-    switch (kinds[k]) {
-      case TENSOR: {
-        const at::Tensor& x = tensors.at(t++);
-        TORCH_CHECK(x.is_cuda(), "argument ", k, " of ", name, " is a tensor on ", x.device(),
-                    "; kernels take CUDA tensors");
-        s.p = x.data_ptr();
-        break;
-      }
-      case NULL_POINTER: s.p = nullptr; break;
-      case POINTER: case UINT64: s.u64 = static_cast<uint64_t>(ints.at(i++)); break;
-      case INT32: s.i32 = static_cast<int32_t>(ints.at(i++)); break;
-      case INT64: s.i64 = ints.at(i++); break;
-      case UINT32: s.u32 = static_cast<uint32_t>(ints.at(i++)); break;
-      case FLOAT32: s.f32 = static_cast<float>(floats.at(f++)); break;
-      case FLOAT64: s.f64 = floats.at(f++); break;
-      case BOOL: s.b = ints.at(i++) != 0; break;
-      default: TORCH_CHECK(false, "argument ", k, " of ", name, " has an unknown kind ", kinds[k]);
-    }
-  }
-  const auto index = static_cast<c10::DeviceIndex>(device);
-  const c10::cuda::CUDAGuard guard(index);
-  const cudaStream_t launch_stream = stream == -1 ? at::cuda::getCurrentCUDAStream(index).stream()
-                                                  : reinterpret_cast<cudaStream_t>(static_cast<intptr_t>(stream));
-  if (shared_mem > 48 * 1024) {
-    // Over 48 KiB of dynamic shared memory must be opted into per function.
-    C10_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_mem)));
-  }
-  launch_slots(kernel, dim3(dims[0], dims[1], dims[2]), dim3(dims[3], dims[4], dims[5]),
-               static_cast<size_t>(shared_mem), launch_stream, slots.data(), std::index_sequence_for<P...>{});
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return -1;
-}
-}  // namespace nvrtc_launch
-#line 1 "kernel.cu"'''
-
-    class _Scalar(object):
-        kind = lo = hi = None
-
-        def __init__(self, value):
-            if self.lo is not None and not (self.lo <= int(value) <= self.hi):
-                raise OverflowError("%d does not fit in %s" % (value, type(self).__name__))
-            self.value = value
-
-        def __repr__(self):
-            return "%s(%r)" % (type(self).__name__, self.value)
-
-    class int32(_Scalar):
-        kind, lo, hi = 3, -(1 << 31), (1 << 31) - 1
-
-    class int64(_Scalar):
-        kind, lo, hi = 4, -(1 << 63), (1 << 63) - 1
-
-    class uint32(_Scalar):
-        kind, lo, hi = 5, 0, (1 << 32) - 1
-
-    class uint64(_Scalar):
-        kind, lo, hi = 6, 0, (1 << 64) - 1
-
-    class float32(_Scalar):
-        kind = 7
-
-    class float64(_Scalar):
-        kind = 8
-
-    class pointer(_Scalar):
-        kind = 2
-
-    class Kernel(object):
-        def __init__(self, name, launch, device_index):
-            self.name = name
-            self.device_index = device_index
-            self._launch = launch
-
-        def __call__(self, grid, block, *args, **kwargs):
-            shared_mem = int(kwargs.pop("shared_mem", 0))
-            stream = kwargs.pop("stream", None)
-            if kwargs:
-                raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
-            dims = self.dims(grid, "grid") + self.dims(block, "block")
-            kinds, tensors, ints, floats = self.pack(args)
-            handle = -1 if stream is None else stream if isinstance(stream, int) else stream.cuda_stream
-            arity = self._launch(self.device_index, dims, shared_mem, handle, kinds, tensors, ints, floats)
-            if arity >= 0:
-                raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
-
-        def __repr__(self):
-            return "<delivered kernel %s on cuda:%d>" % (self.name, self.device_index)
-
-        @staticmethod
-        def dims(value, what):
-            if isinstance(value, int):
-                value = (value,)
-            value = tuple(int(v) for v in value)
-            if not 1 <= len(value) <= 3 or any(v < 1 for v in value):
-                raise ValueError("%s must be a positive int or a tuple of 1 to 3 positive ints, not %r"
-                                 % (what, value))
-            return list(value + (1,) * (3 - len(value)))
-
-        @staticmethod
-        def pack(args):
-            # As nvrtc_runtime passes them: a kind per argument, the values by type.
-            rt = _NvrtcRuntime
-            kinds, tensors, ints, floats = [], [], [], []
-            for index, arg in enumerate(args):
-                if isinstance(arg, rt._Scalar):
-                    kind, value = arg.kind, arg.value
-                    if kind == rt.POINTER and value is None:
-                        value = 0
-                elif isinstance(arg, _nvrtc_ctypes._SimpleCData):
-                    raw = bytes(arg)
-                    if len(raw) > 8:
-                        raise TypeError("argument %d: a %s is over 8 bytes" % (index, type(arg).__name__))
-                    kind, value = rt.UINT64, int.from_bytes(raw.ljust(8, b"\0"), "little")
-                elif arg is None:
-                    kinds.append(rt.NULL_POINTER)
-                    continue
-                elif isinstance(arg, bool):
-                    kind, value = rt.BOOL, int(arg)
-                elif isinstance(arg, int):
-                    if not (-(1 << 31) <= arg < (1 << 31)):
-                        raise OverflowError("argument %d: %d does not fit in int32 (plain ints are passed as "
-                                            "int32); wrap it: rt.int64(v)" % (index, arg))
-                    kind, value = rt.INT32, arg
-                elif isinstance(arg, float):
-                    kind, value = rt.FLOAT32, arg
-                elif isinstance(arg, _nvrtc_torch.Tensor):
-                    if not arg.is_cuda:
-                        raise TypeError("argument %d is a tensor on %s; kernels take CUDA tensors (move it with "
-                                        ".cuda())" % (index, arg.device))
-                    kinds.append(rt.TENSOR)
-                    tensors.append(arg)
-                    continue
-                else:
-                    iface = getattr(arg, "__cuda_array_interface__", None)
-                    if not (isinstance(iface, dict) and "data" in iface):
-                        raise TypeError("argument %d: cannot pass a %s to a kernel (tensors, int, float, bool, None, "
-                                        "or rt.int64/float64/... wrappers)" % (index, type(arg).__name__))
-                    kind, value = rt.POINTER, iface["data"][0]
-                kinds.append(kind)
-                if kind in (rt.FLOAT32, rt.FLOAT64):
-                    floats.append(float(value))
-                else:
-                    value = int(value)
-                    ints.append(value - (1 << 64) if value >= (1 << 63) else value)
-            return kinds, tensors, ints, floats
-
-    def __init__(self, extensions):
-        # One load_inline build per kernel source and options:
-        # (sha256 of the source, options, their nvcc flags, [(kernel name, launcher)]).
-        self._extensions = extensions
-        self._index = {(sha, name, tuple(options)): (i, launcher)
-                       for i, (sha, options, _, kernels) in enumerate(extensions) for name, launcher in kernels}
-        self._modules = {}
-        self._ready = {}
-
-    def compile(self, source, name, options=()):
-        key = (_nvrtc_hashlib.sha256(source.encode()).hexdigest(), name, tuple(options))
-        entry = self._index.get(key)
-        if entry is None:
-            raise RuntimeError("kernel %r (options %r, source sha256 %s) is not one this module was delivered "
-                               "with: %s" % (name, tuple(options), key[0], sorted(k[1] for k in self._index)))
-        if not _nvrtc_torch.cuda.is_available():
-            raise RuntimeError("compiling kernel %r needs a CUDA device, and torch sees none" % name)
-        device_index = _nvrtc_torch.cuda.current_device()
-        kernel = self._ready.get((key, device_index))
-        if kernel is None:
-            module = self._build(entry[0], source)
-            kernel = self.Kernel(name, getattr(module, entry[1]), device_index)
-            self._ready[(key, device_index)] = kernel
-        return kernel
-
-    def _build(self, index, source):
-        if index not in self._modules:
-            from torch.utils.cpp_extension import load_inline
-            _, _, flags, kernels = self._extensions[index]
-            flags = list(self.NVCC_FLAGS) + list(flags)
-            if not any("arch" in f for f in flags):  # this GPU's architecture, as NVRTC compiled for
-                major, minor = _nvrtc_torch.cuda.get_device_capability()
-                flags.append("-gencode=arch=compute_%d%d,code=sm_%d%d" % (major, minor, major, minor))
-            cpp = "".join(self.LAUNCHER % launcher + ";\n" for _, launcher in kernels)
-            cuda = "#line 1 \"launchers.cu\"\n" + "".join(self.LAUNCHER % launcher + self.LAUNCH % (name, name)
-                                                          for name, launcher in kernels)
-            digest = _nvrtc_hashlib.sha256("\0".join([self.PRELUDE, source, cpp, cuda] + flags).encode())
-            self._modules[index] = load_inline(
-                name="nvrtc_kernels_" + digest.hexdigest()[:16], cpp_sources=[cpp],
-                cuda_sources=[self.PRELUDE, source, cuda], functions=[launcher for _, launcher in kernels],
-                extra_cuda_cflags=flags, verbose=False)
-        return self._modules[index]
-
-
-_nvrtc_runtime = _NvrtcRuntime([
-    ('08f1482c43d8aaefffbfe3a6b42882c913128c8bd616377b63295d370595bf15',
+# runtime, everything else unchanged. The runtime's own text is deliver's
+# SHIM_CODE (ShimTest covers its behaviour); what is pinned here is what
+# belongs to this candidate: where it goes, its extension list, the rest.
+ONE_KERNEL_EXTENSIONS = """    ('08f1482c43d8aaefffbfe3a6b42882c913128c8bd616377b63295d370595bf15',
      (), [],
-     [('scale', 'launch_scale')]),
-])
-# --- end of nvrtc_runtime, standalone ------------------------------------------------
-rt = _nvrtc_runtime
+     [('scale', 'launch_scale')]),"""
+GOLDEN_ONE_KERNEL = (r"""import torch
+import torch.nn as nn
+""" +
+                     deliver.SHIM_CODE.replace("@PRELUDE@", deliver._py_str(deliver.CUDA_PRELUDE))
+                     .replace("@EXTENSIONS@", ONE_KERNEL_EXTENSIONS) +
+                     r"""rt = _nvrtc_runtime
 
 KERNELS = r'''
 extern "C" __global__ void scale(float* out, const float* x, float a, int n) {
@@ -381,7 +126,7 @@ class ModelNew(nn.Module):
         out = torch.empty_like(y)
         self.k((y.numel() + 255) // 256, 256, out, y, 2.0, y.numel())
         return out
-"""
+""")
 
 
 def load(source, name="delivered_under_test"):
@@ -636,7 +381,9 @@ class ShimTest(unittest.TestCase):
         self.patches = [mock.patch.object(torch.cuda, "is_available", lambda: True),
                         mock.patch.object(torch.cuda, "current_device", lambda: 0),
                         mock.patch.object(torch.cuda, "get_device_capability", lambda *a: (9, 0)),
-                        mock.patch("torch.utils.cpp_extension.load_inline", fake_load_inline)]
+                        mock.patch("torch.utils.cpp_extension.load_inline", fake_load_inline),
+                        # The load_inline path, whatever the installed torch (TorchNvrtcShimTest: the other).
+                        mock.patch.object(self.module._NvrtcRuntime, "torch_nvrtc", staticmethod(lambda: False))]
         for p in self.patches:
             p.start()
         self.shim._modules.clear()
@@ -745,6 +492,93 @@ class ShimTest(unittest.TestCase):
             k(0, 32)
         with self.assertRaises(TypeError):
             k(1, 32, bogus=1)
+
+
+class TorchNvrtcShimTest(unittest.TestCase):
+    """The shim where torch compiles with NVRTC itself (torch >= 2.8), without a
+    GPU: torch.cuda._utils and the driver are replaced by recorders (the real
+    ones need a GPU; test_gpu.py runs them). Kernels are compiled with the
+    options they were optimized with, launched on torch's current stream, and
+    their arguments are nvrtc_runtime's bytes."""
+
+    def setUp(self):
+        self.module = delivered_two()
+        self.shim = self.module._nvrtc_runtime
+        self.compiled, self.launches = [], []
+        compiled, launches = self.compiled, self.launches
+
+        class Loaded(object):
+            def __init__(self, name):
+                self.func = ctypes.c_void_p(0xF00D)
+                self.name = name
+
+        class Driver(object):
+            def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+                n = len(params)
+                slots = [ctypes.string_at(params[i], 8) for i in range(n)]
+                launches.append((func.value, (gx, gy, gz, bx, by, bz), shared, stream.value, slots))
+                return 0
+
+            def cuFuncGetParamInfo(self, func, index, offset, size):
+                return 0 if index.value < 7 else 1  # every test kernel here takes 7 arguments
+
+            def cuFuncSetAttribute(self, func, attribute, value):
+                launches.append(("attribute", attribute, value))
+                return 0
+
+        utils = types.SimpleNamespace(
+            _nvrtc_compile=lambda source, name, cc, includes, options: compiled.append(
+                (source, name, cc, includes, options)) or (b"ptx", name),
+            _cuda_load_module=lambda ptx, names: {n: Loaded(n) for n in names},
+            _get_gpu_runtime_library=lambda: Driver())
+        stream = types.SimpleNamespace(cuda_stream=4321)
+        self.patches = [mock.patch.object(torch.cuda, "is_available", lambda: True),
+                        mock.patch.object(torch.cuda, "current_device", lambda: 0),
+                        mock.patch.object(torch.cuda, "current_stream", lambda *a: stream),
+                        mock.patch.object(torch.cuda, "_utils", utils, create=True)]
+        for p in self.patches:
+            p.start()
+        self.shim._ready.clear()
+
+    def tearDown(self):
+        for p in reversed(self.patches):
+            p.stop()
+        self.shim._ready.clear()
+
+    def test_compiles_once_with_the_kernel_s_own_options(self):
+        self.assertTrue(self.shim.torch_nvrtc())
+        k = self.shim.compile(self.module.KERNELS, "relu2")
+        self.assertIs(self.shim.compile(self.module.KERNELS, "relu2"), k)
+        self.shim.compile(self.module.REVERSE, "reverse_shared", self.module.OPTIONS)
+        self.assertEqual(self.compiled, [(self.module.KERNELS, "relu2", None, None, None),
+                                         (self.module.REVERSE, "reverse_shared", None, None,
+                                          ["--use_fast_math", "-DBLOCK=128"])])  # torch picks the arch
+
+    def test_launch_on_the_current_stream_with_nvrtc_runtime_s_bytes(self):
+        k = self.shim.compile(self.module.KERNELS, "fill<double>")
+        R = self.shim
+        args = [None, R.float64(0.1), R.int64(1 << 40), 7, 2.5, R.uint64((1 << 64) - 1), True]
+        theirs = [None, rt.float64(0.1), rt.int64(1 << 40), 7, 2.5, rt.uint64((1 << 64) - 1), True]
+        k((40,), 128, *args, shared_mem=4096)
+        func, dims, shared, stream, slots = self.launches[0]
+        self.assertEqual((func, dims, shared, stream), (0xF00D, (40, 1, 1, 128, 1, 1), 4096, 4321))
+        for slot, arg in zip(slots, theirs):
+            held = rt.pack_arg(arg)
+            self.assertEqual(slot[:ctypes.sizeof(held)], bytes(held), arg)
+        with self.assertRaises(RuntimeError) as e:
+            k(1, 32, 3)
+        self.assertIn("takes 7 arguments, not 1", str(e.exception))
+        k(1, 32, *args, shared_mem=64 * 1024, stream=99)
+        self.assertEqual(self.launches[1], ("attribute", 8, 64 * 1024))  # opted into > 48 KiB
+        self.assertEqual(self.launches[2][3], 99)
+
+    def test_a_failed_launch_raises(self):
+        k = self.shim.compile(self.module.KERNELS, "relu2")
+        with mock.patch.object(torch.cuda._utils, "_get_gpu_runtime_library",
+                               lambda: types.SimpleNamespace(cuLaunchKernel=lambda *a: 700)):
+            with self.assertRaises(RuntimeError) as e:
+                k(1, 32, 5)  # a driver without cuFuncGetParamInfo: no count check, the launch fails
+        self.assertIn("CUDA error 700", str(e.exception))
 
 
 class DeliverJobTest(unittest.TestCase):

@@ -1,0 +1,228 @@
+#include "cli/analyze_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/analysis/analysis.h"
+#include "engine/analysis/analysis_json.h"
+#include "engine/analysis/line_index.h"
+#include "engine/knowledge/knowledge_base.h"
+#include "engine/knowledge/knowledge_dir.h"
+#include "engine/plan/units.h"
+#include "engine/spec/annotations.h"
+
+namespace hiera::cli {
+
+namespace analysis = engine::analysis;
+
+namespace {
+
+std::filesystem::path self_path(const char* argv0) {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path(argv0) : self;
+}
+
+// The sizes and work the `hiera:` annotations state: for Python the whole
+// file's sizes; for CUDA each kernel's, read from the lines between the
+// previous function and the kernel's end (ANNOTATIONS.md: annotations belong
+// to the kernel they precede).
+analysis::AnalysisFacts annotation_facts(const std::string& text, analysis::Language language) {
+  analysis::AnalysisFacts facts;
+  auto sizes_of = [](const engine::spec::Annotations& a) {
+    engine::SizeMap sizes;
+    for (const auto& clause : a.clauses) {
+      if (clause.name != "interface.sizes" || !clause.value.is_object()) continue;
+      for (const auto& [name, value] : clause.value.items()) {
+        if (value.is_number_integer()) sizes[name] = value.get<std::int64_t>();
+      }
+    }
+    return sizes;
+  };
+  if (language == analysis::Language::Python) {
+    facts.sizes = sizes_of(engine::spec::parse_annotations(text, engine::spec::SourceLanguage::Python));
+    return facts;
+  }
+  // Where each kernel's annotations may be: a first pass finds the functions.
+  const analysis::Analysis structure = analysis::analyze(text, language);
+  const analysis::LineIndex lines(text);
+  int first_line = 1;
+  for (const auto& function : structure.functions) {
+    const int last_line = static_cast<int>(lines.line_of(function.span.end)) + 1;
+    if (function.kind == analysis::CudaFunctionKind::Kernel) {
+      const auto annotations = engine::spec::parse_annotations(text, engine::spec::SourceLanguage::Cuda, first_line, last_line);
+      analysis::KernelWorkAnnotation work;
+      work.sizes = sizes_of(annotations);
+      for (const auto& clause : annotations.clauses) {
+        if (clause.name == "performance.flops" && clause.value.is_string()) work.flops = clause.value.get<std::string>();
+        if (clause.name == "performance.bytes" && clause.value.is_string()) work.bytes = clause.value.get<std::string>();
+      }
+      if (!work.flops.empty() || !work.bytes.empty()) facts.kernels[function.name] = work;
+    }
+    first_line = last_line + 1;
+  }
+  return facts;
+}
+
+std::string describe_work(const analysis::Work& work, const analysis::Roofline* roofline) {
+  std::string out = engine::plan::format_flops(work.flops) + ", " + engine::plan::format_bytes(work.bytes);
+  if (roofline) {
+    if (const auto t = analysis::roofline_time(work, *roofline)) {
+      out += ": " + engine::plan::format_time_ms(t->seconds * 1e3) + " on " + roofline->gpu + " (" +
+             (t->memory_bound ? "memory" : "compute") + "-bound)";
+    }
+  }
+  return out;
+}
+
+std::string shape_text(const analysis::Shape& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// The readable listing: positions are 1-based line:column (UTF-16 columns + 1), as compilers print them.
+void print_listing(std::ostream& out, const std::string& file, const std::string& text, const analysis::Analysis& a,
+                   const analysis::Roofline* roofline) {
+  const analysis::LineIndex lines(text);
+  auto at = [&](const analysis::Span& span) {
+    const auto p = lines.position(span.begin);
+    std::string s = std::to_string(p.line + 1) + ":" + std::to_string(p.character + 1);
+    return s + std::string(s.size() < 8 ? 8 - s.size() : 1, ' ');
+  };
+  out << file << " (" << analysis::to_string(a.language) << "): ";
+  if (a.language == analysis::Language::Cuda) {
+    out << a.functions.size() << " kernel and device functions, " << a.launches.size() << " launch sites";
+  } else {
+    out << a.modules.size() << " nn.Module classes";
+  }
+  out << ", " << a.hints.size() << " hints, " << a.problems.size() << " problems\n";
+
+  if (!a.functions.empty()) out << "\nfunctions\n";
+  for (const auto& f : a.functions) {
+    out << "  " << at(f.span) << analysis::to_string(f.kind) << " " << f.name << "(";
+    for (std::size_t i = 0; i < f.parameters.size(); ++i) {
+      out << (i ? ", " : "") << f.parameters[i].type << (f.parameters[i].name.empty() ? "" : " " + f.parameters[i].name);
+    }
+    out << ")" << (f.complete ? "" : " [incomplete]") << "\n";
+    if (f.work) out << "          work: " << describe_work(*f.work, roofline) << "\n";
+  }
+  if (!a.launches.empty()) out << "\nlaunches\n";
+  for (const auto& l : a.launches) {
+    out << "  " << at(l.span) << l.kernel << "<<<" << l.grid << ", " << l.block;
+    if (l.shared_bytes != "0" || l.stream != "0") out << ", " << l.shared_bytes;
+    if (l.stream != "0") out << ", " << l.stream;
+    out << ">>> in " << (l.caller.empty() ? "file scope" : l.caller) << (l.in_loop ? " (in a loop)" : "");
+    if (l.block_threads) out << ", " << *l.block_threads << " threads per block";
+    out << "\n";
+    for (const auto& s : l.sizing) out << "          " << at(s.span) << s.span.text(text) << "\n";
+  }
+  for (const auto& m : a.modules) {
+    out << "\nmodule " << m.name << "\n";
+    for (const auto& layer : m.layers) out << "  " << at(layer.span) << "self." << layer.name << " = " << layer.type << "(" << layer.arguments << ")\n";
+    if (!m.ops.empty()) out << "  forward:\n";
+    analysis::Work total;
+    std::size_t counted = 0;
+    for (const auto& o : m.ops) {
+      out << "  " << at(o.span) << o.op << " (" << o.call << ")";
+      if (o.shape) out << " -> " << shape_text(*o.shape) << " " << o.dtype;
+      if (o.in_loop) out << " [in a loop]";
+      if (o.work && (o.work->flops > 0 || o.work->bytes > 0)) out << ": " << describe_work(*o.work, roofline);
+      out << "\n";
+      if (o.work) {
+        total.flops += o.work->flops;
+        total.bytes += o.work->bytes;
+        ++counted;
+      }
+    }
+    if (counted > 0) {
+      out << "  total of " << counted << " of " << m.ops.size() << " ops: " << engine::plan::format_flops(total.flops) << ", "
+          << engine::plan::format_bytes(total.bytes);
+      if (roofline) {
+        double seconds = 0;
+        for (const auto& o : m.ops) {
+          if (!o.work) continue;
+          if (const auto t = analysis::roofline_time(*o.work, *roofline)) seconds += t->seconds;
+        }
+        out << ": " << engine::plan::format_time_ms(seconds * 1e3) << " on " << roofline->gpu;
+      }
+      out << "\n";
+    }
+  }
+  if (a.kernelbench) {
+    out << "\nKernelBench inputs of " << a.kernelbench->model << "\n";
+    for (const auto& i : a.kernelbench->inputs) {
+      out << "  " << at(i.span) << i.expression;
+      if (i.shape) out << " -> " << shape_text(*i.shape) << " " << i.dtype;
+      out << "\n";
+    }
+  }
+  if (!a.hints.empty()) out << "\nhints\n";
+  for (const auto& h : a.hints) {
+    out << "  " << at(h.span) << analysis::to_string(h.severity) << " " << h.rule << ": " << h.message;
+    if (!h.recipe.empty()) out << " [recipe " << h.recipe << "]";
+    if (!h.fix.empty()) out << " [quick fix]";
+    out << "\n";
+  }
+  if (!a.problems.empty()) out << "\nproblems\n";
+  for (const auto& p : a.problems) out << "  " << at(p.span) << p.message << "\n";
+}
+
+}  // namespace
+
+CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args) {
+  auto* cmd = app.add_subcommand("analyze", "Print the static findings and hints of a CUDA or PyTorch FILE");
+  cmd->add_option("file", args.file, "source file (.cu, .cuh, .py)")->required();
+  cmd->add_flag("--json", args.json, "Print the full analysis as JSON (0-based LSP ranges, UTF-16 characters)");
+  cmd->add_option("--gpu", args.gpu, "Knowledge GPU id for roofline estimates, or 'none' (default: h200)");
+  cmd->add_option("--knowledge", args.knowledge_dir, "Knowledge directory (default: the installed one)");
+  return cmd;
+}
+
+int run_analyze(const AnalyzeArgs& args, const char* argv0) {
+  const auto language = analysis::language_for_path(args.file);
+  if (!language) {
+    std::cerr << "hiera analyze: " << args.file << ": not a CUDA (.cu, .cuh) or Python (.py) file" << std::endl;
+    return kAnalyzeUsage;
+  }
+  std::optional<analysis::Roofline> roofline;
+  if (args.gpu != "none") {
+    const auto dir = args.knowledge_dir.empty() ? engine::knowledge::default_knowledge_dir(self_path(argv0))
+                                                : std::filesystem::path(args.knowledge_dir);
+    const auto knowledge = engine::knowledge::load_knowledge(dir);
+    const engine::knowledge::GpuSpec* gpu = knowledge.gpu(args.gpu);
+    if (!gpu) {
+      std::string known;
+      for (const auto& g : knowledge.gpus) known += (known.empty() ? "" : ", ") + g.id;
+      std::cerr << "hiera analyze: unknown GPU '" << args.gpu << "' (known in " << dir.string() << ": "
+                << (known.empty() ? "none" : known) << ", or 'none')" << std::endl;
+      return kAnalyzeUsage;
+    }
+    roofline = analysis::Roofline{gpu->id, gpu->memory_bandwidth_gbs, gpu->peak_tflops};
+  }
+  std::ifstream in(args.file, std::ios::binary);
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(args.file, ec)) {
+    std::cerr << "hiera analyze: " << args.file << ": cannot read the file" << std::endl;
+    return kAnalyzeUnreadable;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const analysis::Analysis result = analysis::analyze(text, *language, annotation_facts(text, *language));
+  const analysis::Roofline* r = roofline ? &*roofline : nullptr;
+  if (args.json) {
+    nlohmann::json out = analysis::to_json(result, text, r);
+    out["file"] = args.file;
+    std::cout << out.dump(2) << std::endl;
+  } else {
+    print_listing(std::cout, args.file, text, result, r);
+  }
+  return kAnalyzeOk;
+}
+
+}  // namespace hiera::cli

@@ -1,0 +1,22 @@
+#include "engine/analysis/roofline.h"
+
+#include <algorithm>
+
+namespace hiera::engine::analysis {
+
+std::optional<RooflineTime> roofline_time(const Work& work, const Roofline& roofline) {
+  if (roofline.bandwidth_gbs <= 0) return std::nullopt;
+  RooflineTime t;
+  auto peak = roofline.peak_tflops.find(work.dtype);
+  if (peak == roofline.peak_tflops.end() || peak->second <= 0) peak = roofline.peak_tflops.find("float32");
+  if (peak != roofline.peak_tflops.end() && peak->second > 0) {
+    t.peak_dtype = peak->first;
+    t.compute_seconds = work.flops / (peak->second * 1e12);
+  }
+  t.memory_seconds = work.bytes / (roofline.bandwidth_gbs * 1e9);
+  t.memory_bound = t.memory_seconds >= t.compute_seconds;
+  t.seconds = std::max(t.compute_seconds, t.memory_seconds);
+  return t;
+}
+
+}  // namespace hiera::engine::analysis

@@ -1,0 +1,85 @@
+#include "engine/bench/problem_result.h"
+
+namespace hiera::engine::bench {
+
+using nlohmann::json;
+
+namespace {
+
+json optional_json(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
+
+std::optional<double> optional_double(const json& value, const char* key) {
+  const json& field = value.at(key);
+  if (field.is_null()) return std::nullopt;
+  return field.get<double>();
+}
+
+json time_json(const std::optional<TimeSummary>& t) {
+  if (!t) return nullptr;
+  return {{"median_ms", t->median_ms}, {"p10_ms", t->p10_ms}, {"p90_ms", t->p90_ms}};
+}
+
+std::optional<TimeSummary> time_from_json(const json& value) {
+  if (value.is_null()) return std::nullopt;
+  return TimeSummary{value.at("median_ms").get<double>(), value.at("p10_ms").get<double>(), value.at("p90_ms").get<double>()};
+}
+
+}  // namespace
+
+std::filesystem::path result_path(const Problem& problem) {
+  return (std::filesystem::path("problems") / problem.group / (problem.name + ".json")).lexically_normal();
+}
+
+json to_json(const ProblemResult& r) {
+  return {{"name", r.name},
+          {"group", r.group},
+          {"file", r.file.string()},
+          {"correct", r.correct},
+          {"speedup_eager", optional_json(r.speedup_eager)},
+          {"speedup_compile", optional_json(r.speedup_compile)},
+          {"times", {{"eager", time_json(r.times.eager)}, {"compile", time_json(r.times.compile)}, {"best", time_json(r.times.best)}}},
+          {"sol_ms", optional_json(r.sol_ms)},
+          {"sol_fraction", optional_json(r.sol_fraction)},
+          {"spaces", r.spaces},
+          {"recipes", r.recipes},
+          {"candidates", {{"tried", r.candidates.tried}, {"correct", r.candidates.correct}, {"faster", r.candidates.faster}}},
+          {"outcome", r.outcome},
+          {"run_dir", r.run_dir.string()},
+          {"error", r.error ? json(*r.error) : json(nullptr)},
+          {"baseline_errors", r.baseline_errors},
+          {"gpu", r.gpu},
+          {"commit", r.commit},
+          {"source_sha256", r.source_sha256},
+          {"options", r.options}};
+}
+
+ProblemResult problem_result_from_json(const json& v) {
+  ProblemResult r;
+  r.name = v.at("name").get<std::string>();
+  r.group = v.at("group").get<std::string>();
+  r.file = v.at("file").get<std::string>();
+  r.correct = v.at("correct").get<bool>();
+  r.speedup_eager = optional_double(v, "speedup_eager");
+  r.speedup_compile = optional_double(v, "speedup_compile");
+  const json& times = v.at("times");
+  r.times.eager = time_from_json(times.at("eager"));
+  r.times.compile = time_from_json(times.at("compile"));
+  r.times.best = time_from_json(times.at("best"));
+  r.sol_ms = optional_double(v, "sol_ms");
+  r.sol_fraction = optional_double(v, "sol_fraction");
+  r.spaces = v.at("spaces").get<std::vector<std::string>>();
+  r.recipes = v.at("recipes").get<std::vector<std::string>>();
+  const json& candidates = v.at("candidates");
+  r.candidates = {candidates.at("tried").get<int>(), candidates.at("correct").get<int>(), candidates.at("faster").get<int>()};
+  r.outcome = v.at("outcome").get<std::string>();
+  r.run_dir = v.at("run_dir").get<std::string>();
+  if (!v.at("error").is_null()) r.error = v.at("error").get<std::string>();
+  r.baseline_errors = v.at("baseline_errors").get<std::map<std::string, std::string>>();
+  r.gpu = v.at("gpu").get<std::string>();
+  r.commit = v.at("commit").get<std::string>();
+  r.source_sha256 = v.at("source_sha256").get<std::string>();
+  r.options = v.at("options");
+  return r;
+}
+
+}  // namespace hiera::engine::bench

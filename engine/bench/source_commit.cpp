@@ -1,0 +1,29 @@
+#include "engine/bench/source_commit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "engine/common/child_process.h"
+
+namespace hiera::engine::bench {
+
+std::string source_commit(const std::filesystem::path& source_dir) {
+  std::error_code ec;
+  if (source_dir.empty() || !std::filesystem::is_directory(source_dir, ec)) return "unknown";
+  try {
+    const CompletedProcess git = run_to_completion({"git", "-C", source_dir.string(), "rev-parse", "HEAD"}, "",
+                                                   std::chrono::seconds(10));
+    std::string commit = git.out;
+    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+    const bool hex = !commit.empty() && std::all_of(commit.begin(), commit.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+    if (git.timed_out || git.status.code != 0 || !hex) return "unknown";
+    return commit;
+  } catch (const std::exception&) {
+    return "unknown";  // no git on this machine
+  }
+}
+
+std::string source_commit() { return source_commit(HIERA_BENCH_SOURCE_DIR); }
+
+}  // namespace hiera::engine::bench

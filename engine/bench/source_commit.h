@@ -1,0 +1,14 @@
+#pragma once
+// Which hiera produced a bench result: `git rev-parse HEAD` of the source tree
+// this hiera was built from, or "unknown" (an installed hiera whose source is
+// gone, a tree that is not a git checkout, no git).
+#include <filesystem>
+#include <string>
+
+namespace hiera::engine::bench {
+
+// The commit of `source_dir` (default: the tree this library was built from).
+std::string source_commit(const std::filesystem::path& source_dir);
+std::string source_commit();
+
+}  // namespace hiera::engine::bench

@@ -1,0 +1,36 @@
+#pragma once
+// OUT/summary.json: the suite's figures (suite_figures.h) with where and when
+// they were measured. Exactly these keys: gpu, commit, date, problems (one
+// {name, correct, speedup_eager, speedup_compile, sol_fraction, spaces} per
+// problem, name being Problem::id() so that problems of different groups stay
+// apart), fast_p, fast_p_compile, geomean_eager, geomean_compile, groups
+// ({group: {fast_p, fast_p_compile, geomean_eager, geomean_compile}}). The
+// compile figures are null when that baseline did not run.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/bench/problem_result.h"
+
+namespace hiera::engine::bench {
+
+struct SuiteInfo {
+  std::string gpu;      // the device that measured, or "cpu"
+  std::string commit;   // of the hiera source, or "unknown"
+  std::string date;     // ISO 8601, UTC
+  std::string command;  // as typed, for the report
+  std::vector<std::string> baselines;  // "eager" and, when it ran, "compile"
+  bool with_compile() const;
+};
+
+// "2026-11-30T00:24:03Z".
+std::string iso8601_utc(std::chrono::system_clock::time_point time);
+
+nlohmann::json summary_json(const std::vector<ProblemResult>& results, const SuiteInfo& info);
+
+// The results by group, groups in the order they first appear.
+std::vector<std::pair<std::string, std::vector<ProblemResult>>> by_group(const std::vector<ProblemResult>& results);
+
+}  // namespace hiera::engine::bench

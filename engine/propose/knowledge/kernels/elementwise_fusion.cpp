@@ -1,0 +1,144 @@
+#include "engine/propose/knowledge/kernels/elementwise_fusion.h"
+
+#include <algorithm>
+
+#include "engine/propose/knowledge/kernels/elementwise_expression.h"
+#include "engine/propose/knowledge/kernels/elementwise_program.h"
+#include "engine/propose/knowledge/kernels/kernel_dtypes.h"
+#include "engine/propose/knowledge/kernels/kernel_template.h"
+#include "engine/propose/knowledge/kernels/launch_statements.h"
+#include "engine/propose/knowledge/kernels/node_args.h"
+#include "engine/propose/knowledge/kernels/unsupported.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+namespace {
+
+constexpr int kBlock = 256;
+
+// "add + leaky_relu + mul", in graph order.
+std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& members) {
+  std::string out;
+  for (const auto& node : graph.nodes) {
+    if (!members.count(node.name)) continue;
+    if (!out.empty()) out += " + ";
+    out += node.kind == "unknown" ? target_base(node) : node.kind;
+  }
+  return out;
+}
+
+}  // namespace
+
+Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
+                                   const KernelRewriteOptions& options) {
+  if (!options.knowledge) throw std::invalid_argument("find_kernel_rewrites needs options.knowledge for its templates");
+  const graph::Node* root = graph.find(group.root);
+  if (!root || !root->meta) throw Unsupported(group.root + " has no tensor result");
+  const KernelDtype* out_type = kernel_dtype(root->meta->dtype);
+  if (!out_type) throw Unsupported(group.root + " is " + root->meta->dtype);
+
+  const std::string prefix = "_" + group.root + "_";
+  const std::string kernel = "fused_" + group.root;
+  ProgramOptions program_options;
+  program_options.shape = root->meta->shape;
+  program_options.shape_python = prefix + "shape";
+  program_options.prefix = "a";
+  program_options.index64 = root->meta->elements() >= kIndex64From;
+  program_options.full_size_by_value = true;
+  ElementwiseProgram program(graph, group.members, program_options);
+  const std::string result = program.value(group.root);
+
+  // Pack width: 16 bytes of the widest element among the full-size operands and the output.
+  int widest = out_type->bytes;
+  std::vector<std::string> aligned;  // Python names of what the vector kernel loads as packs
+  std::map<std::string, std::string> prepared;
+  for (const auto& leaf : program.leaves()) {
+    if (!leaf.full_size) continue;
+    widest = std::max(widest, kernel_dtype(leaf.dtype)->bytes);
+    prepared[leaf.pointer] = prefix + leaf.pointer;
+    aligned.push_back(prefix + leaf.pointer);
+  }
+  const int vec = 16 / widest;
+
+  std::vector<std::string> dtypes = program.dtypes();
+  dtypes.push_back(root->meta->dtype);
+  std::string params;
+  for (const auto& parameter : program.kernel_parameters()) params += parameter.declaration + ", ";
+  std::map<std::string, std::string, std::less<>> values = {
+      {"kernel_name", kernel},
+      {"includes", includes_for(dtypes)},
+      {"index_t", program.index_type()},
+      {"out_t", out_type->cuda_type},
+      {"vec", std::to_string(vec)},
+      {"functions", device_helpers(program.helpers())},
+      {"element_params", program.element_parameters()},
+      {"body", join_lines(program.body(), 2)},
+      {"result", result},
+      {"params", params},
+      {"vector_loads", program.vector_loads("v")},
+      {"lane_args", program.lane_arguments("k")},
+      {"element_args", program.element_arguments("i")},
+  };
+
+  Replacement replacement;
+  replacement.recipe = "s3_elementwise_fusion";
+  replacement.space = knowledge::Space::S3;
+  replacement.covered = group.members;
+  replacement.produces = group.root;
+  replacement.description = op_list(graph, group.members) + " fused into one elementwise kernel (" +
+                            std::to_string(vec * widest) + "-byte vector loads when aligned)";
+  auto vector_values = values;
+  vector_values["kernel_name"] = kernel + "_vec";
+  replacement.kernels.push_back(
+      {kernel + "_vec", fill_kernel_template(*options.knowledge, "elementwise_vectorized.cu", vector_values), {}});
+  replacement.kernels.push_back({kernel, fill_kernel_template(*options.knowledge, "elementwise_fusion.cu", values), {}});
+
+  const std::vector<const ElementwiseProgram*> programs = {&program};
+  auto& s = replacement.statements;
+  s.push_back(prefix + "shape = " + broadcast_shape(program, root->meta->shape));
+  if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
+  s.push_back(group.root + " = torch.empty(" + prefix + "shape, dtype=" +
+              output_dtype(programs, root->meta->dtype, options.allowed_precisions) +
+              ", device=" + output_device(programs) + ")");
+  s.push_back(prefix + "n = " + group.root + ".numel()");
+  if (!program_options.index64)
+    s.push_back("assert " + prefix + "n < 2**31, \"kernel " + kernel + " indexes with 32 bits\"");
+  for (const auto& leaf : program.leaves())
+    if (leaf.full_size) s.push_back(prefix + leaf.pointer + " = " + leaf.python + ".contiguous()");
+  std::string alignment = "(";
+  for (const auto& name : aligned) alignment += name + ".data_ptr() | ";
+  alignment += group.root + ".data_ptr()) % 16 == 0";
+  s.push_back(prefix + "vec = " + alignment);
+  const std::string arguments =
+      join_arguments({launch_arguments(program, prepared), group.root, "nvrtc_runtime.int64(" + prefix + "n)"});
+  s.push_back("(_kernel(\"" + kernel + "_vec\") if " + prefix + "vec else _kernel(\"" + kernel + "\"))(_grid((" +
+              prefix + "n + " + std::to_string(vec - 1) + ") // " + std::to_string(vec) + " if " + prefix + "vec else " +
+              prefix + "n, " + std::to_string(kBlock) + "), " + std::to_string(kBlock) + ", " + arguments + ")");
+  return replacement;
+}
+
+std::vector<Replacement> find_elementwise_fusions(const graph::OpGraph& graph, const std::set<std::string>& covered,
+                                                  const KernelRewriteOptions& options,
+                                                  std::vector<SkippedRewrite>& skipped) {
+  // Elementwise ops the builder cannot express exactly end groups; say which and why.
+  for (const auto& node : graph.nodes) {
+    if (covered.count(node.name)) continue;
+    try {
+      elementwise_formula(node, graph);
+    } catch (const Unsupported& e) {
+      skipped.push_back({node.name, e.what()});
+    }
+  }
+  std::vector<Replacement> out;
+  for (const auto& group : elementwise_groups(graph, covered)) {
+    if (group.computing_ops < options.min_elementwise_ops) continue;
+    try {
+      out.push_back(fuse_elementwise_group(graph, group, options));
+    } catch (const Unsupported& e) {
+      skipped.push_back({group.root, e.what()});
+    }
+  }
+  return out;
+}
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

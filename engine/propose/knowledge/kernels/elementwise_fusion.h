@@ -1,0 +1,35 @@
+#pragma once
+// Elementwise fusion (s3_elementwise_fusion): each maximal group of
+// elementwise nodes (elementwise_groups.h) with enough arithmetic becomes one
+// kernel that reads every leaf once and writes the group's root once. Two
+// kernels are generated from one element function: the 16-byte vectorised
+// one (knowledge/templates/elementwise_vectorized.cu), launched when every
+// full-size operand and the output are 16-byte aligned, and the scalar
+// grid-stride one (elementwise_fusion.cu) otherwise.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/graph/op_graph.h"
+#include "engine/propose/knowledge/kernels/elementwise_groups.h"
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+#include "engine/propose/knowledge/replacement.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+// Below this many elements a kernel is 64-bit-indexed never; from 2^30 on it
+// is, leaving room for run-time shapes up to twice the captured one.
+constexpr long long kIndex64From = 1LL << 30;
+
+// The replacement for one group; throws Unsupported (the reason) when the
+// group cannot be one kernel.
+Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
+                                   const KernelRewriteOptions& options);
+
+// Every group not touching `covered` with at least options.min_elementwise_ops
+// computing ops; the others that were tried land in `skipped`.
+std::vector<Replacement> find_elementwise_fusions(const graph::OpGraph& graph, const std::set<std::string>& covered,
+                                                  const KernelRewriteOptions& options,
+                                                  std::vector<SkippedRewrite>& skipped);
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

@@ -1,0 +1,265 @@
+#include "engine/propose/knowledge/kernels/elementwise_program.h"
+
+#include <algorithm>
+
+#include "engine/propose/knowledge/kernels/kernel_dtypes.h"
+#include "engine/propose/knowledge/kernels/unsupported.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+std::string value_type(const std::string& dtype) { return dtype == "bool" ? "bool" : "float"; }
+
+// The leaf's element as the kernel computes with it.
+std::string converted(const std::string& dtype, const std::string& element) {
+  return dtype == "bool" ? element : "static_cast<float>(" + element + ")";
+}
+
+}  // namespace
+
+ElementwiseProgram::ElementwiseProgram(const graph::OpGraph& graph, std::set<std::string> members,
+                                       ProgramOptions options)
+    : graph_(graph), members_(std::move(members)), options_(std::move(options)) {}
+
+void ElementwiseProgram::set_custom(const std::string& node, Custom custom) { custom_[node] = std::move(custom); }
+
+void ElementwiseProgram::bind(const std::string& node, const std::string& expression) { values_[node] = expression; }
+
+std::string ElementwiseProgram::define(const std::string& expression, bool boolean) {
+  const std::string name = "t" + std::to_string(temporaries_++);
+  body_.push_back(std::string("const ") + (boolean ? "bool " : "float ") + name + " = " + expression + ";");
+  return name;
+}
+
+std::string ElementwiseProgram::value(const std::string& name) {
+  if (const auto it = values_.find(name); it != values_.end()) return it->second;
+  const graph::Node* node = graph_.find(name);
+  if (!node) throw Unsupported("no node named " + name);
+  if (!members_.count(name)) {
+    if (!node->meta) throw Unsupported(name + " is not a tensor");
+    const std::string loaded = load(name, node->meta->dtype, node->meta->shape, true);
+    values_[name] = loaded;
+    return loaded;
+  }
+  if (computing_.count(name)) throw Unsupported(name + " depends on itself");
+  computing_.insert(name);
+  std::string result;
+  if (const auto custom = custom_.find(name); custom != custom_.end()) {
+    result = define(custom->second(*this, *node));
+  } else {
+    const auto formula = elementwise_formula(*node, graph_);
+    if (!formula) throw Unsupported(name + ": " + node->kind + " is not an elementwise op");
+    std::vector<std::string> operands;
+    for (std::size_t k = 0; k < formula->operands.size(); ++k) {
+      const FormulaOperand& operand = formula->operands[k];
+      switch (operand.kind) {
+        case FormulaOperand::Kind::Number:
+          operands.push_back(float_literal(operand.number));
+          break;
+        case FormulaOperand::Kind::ModuleTensor:
+          operands.push_back(load(operand.python, operand.dtype, operand.broadcast_shape, false));
+          break;
+        case FormulaOperand::Kind::Node: {
+          const graph::Node* source = graph_.find(operand.node);
+          if (!source || !source->meta) throw Unsupported(name + ": operand " + operand.node + " is not a tensor");
+          const bool member = members_.count(operand.node) > 0;
+          if (k == 0 && formula->in_place && !member &&
+              std::any_of(source->users.begin(), source->users.end(), [&](const std::string& u) { return u != name; }))
+            throw Unsupported(name + " writes into " + operand.node + " in place, which other nodes read");
+          if (!operand.broadcast_shape.empty()) {
+            if (member) throw Unsupported(name + ": a per-channel operand computed inside the group");
+            operands.push_back(load(operand.node, source->meta->dtype, operand.broadcast_shape, false));
+          } else {
+            operands.push_back(value(operand.node));
+          }
+          break;
+        }
+      }
+    }
+    helpers_.insert(formula->helpers.begin(), formula->helpers.end());
+    cast_dtypes_.insert(formula->dtypes.begin(), formula->dtypes.end());
+    result = define(expand_formula(*formula, operands), formula->boolean);
+  }
+  computing_.erase(name);
+  values_[name] = result;
+  return result;
+}
+
+std::string ElementwiseProgram::load(const std::string& python, const std::string& dtype,
+                                     const std::vector<std::int64_t>& shape, bool is_node) {
+  const std::string key = python + "|" + shape_text(shape);
+  if (const auto it = loaded_.find(key); it != loaded_.end()) return it->second;
+  if (!kernel_dtype(dtype)) throw Unsupported(python + " has dtype " + dtype + ", which the kernels do not handle");
+  Leaf leaf;
+  leaf.python = python;
+  leaf.dtype = dtype;
+  leaf.shape = shape;
+  leaf.is_node = is_node;
+  leaf.pointer = options_.prefix + std::to_string(leaves_.size());
+  const std::size_t first_size = sizes_.size();
+  const std::string index = offset(leaf);
+  leaves_.push_back(leaf);
+  leaf_sizes_.emplace_back(first_size, sizes_.size());
+  const std::string name = leaf.pointer + "_v";
+  if (!(leaf.full_size && options_.full_size_by_value))
+    body_.push_back("const " + value_type(dtype) + " " + name + " = " + converted(dtype, leaf.pointer + "[" + index + "]") + ";");
+  loaded_[key] = name;
+  return name;
+}
+
+std::string ElementwiseProgram::size_argument(const std::string& python) const {
+  return options_.index64 ? "nvrtc_runtime.int64(" + python + ")" : python;
+}
+
+std::string ElementwiseProgram::offset(Leaf& leaf) {
+  const auto& space = options_.shape;
+  const std::size_t n = space.size(), m = leaf.shape.size();
+  if (m > n) throw Unsupported(leaf.python + " " + shape_text(leaf.shape) + " has more dimensions than the output " + shape_text(space));
+  const std::size_t pad = n - m;
+  std::vector<std::int64_t> dims(pad, 1);
+  dims.insert(dims.end(), leaf.shape.begin(), leaf.shape.end());
+  std::int64_t elements = 1;
+  for (std::size_t d = 0; d < n; ++d) {
+    if (dims[d] != 1 && dims[d] != space[d])
+      throw Unsupported(leaf.python + " " + shape_text(leaf.shape) + " does not broadcast to " + shape_text(space));
+    elements *= dims[d];
+  }
+  if (elements == 1) return "0";
+  if (dims == space) {
+    leaf.full_size = true;
+    return "i";
+  }
+  // Runs of dimensions the leaf does not broadcast (size-1 dimensions of the
+  // index space join either side: they change no product).
+  std::vector<bool> kept(n);
+  for (std::size_t d = 0; d < n; ++d) kept[d] = dims[d] == space[d];
+  std::vector<std::string> terms;
+  for (std::size_t a = 0; a < n;) {
+    if (!kept[a]) {
+      ++a;
+      continue;
+    }
+    std::size_t b = a;
+    bool has_extent = false;
+    for (; b < n && kept[b]; ++b) has_extent = has_extent || space[b] != 1;
+    if (has_extent) {
+      const std::string run = std::to_string(terms.size());
+      std::string term = "i";
+      if (b < n) {
+        const std::string name = leaf.pointer + "_inner" + run;
+        sizes_.push_back({name, size_argument(options_.shape_python + "[" + std::to_string(b) + ":].numel()")});
+        term = "(i / " + name + ")";
+      }
+      if (a > 0) {
+        const std::string name = leaf.pointer + "_size" + run;
+        sizes_.push_back({name, size_argument(options_.shape_python + "[" + std::to_string(a) + ":" + std::to_string(b) + "].numel()")});
+        term = "(" + term + " % " + name + ")";
+      }
+      std::int64_t stride = 1;
+      for (std::size_t d = b; d < n; ++d) stride *= dims[d];
+      if (stride != 1) {
+        if (leaf.is_node) {
+          const std::string name = leaf.pointer + "_stride" + run;
+          sizes_.push_back({name, size_argument(leaf.python + ".shape[" + std::to_string(b - pad) + ":].numel()")});
+          term += " * " + name;
+        } else {
+          term += " * " + std::to_string(stride);
+        }
+      }
+      terms.push_back(term);
+    }
+    a = b;
+  }
+  std::string out;
+  for (std::size_t t = 0; t < terms.size(); ++t) out += (t ? " + " : "") + terms[t];
+  return out.empty() ? "0" : out;
+}
+
+std::vector<std::string> ElementwiseProgram::dtypes() const {
+  std::vector<std::string> out(cast_dtypes_.begin(), cast_dtypes_.end());
+  for (const auto& leaf : leaves_)
+    if (std::find(out.begin(), out.end(), leaf.dtype) == out.end()) out.push_back(leaf.dtype);
+  return out;
+}
+
+std::string ElementwiseProgram::element_parameters() const {
+  std::string out;
+  for (std::size_t k = 0; k < leaves_.size(); ++k) {
+    const Leaf& leaf = leaves_[k];
+    if (leaf.full_size && options_.full_size_by_value) {
+      out += ", const " + value_type(leaf.dtype) + " " + leaf.pointer + "_v";
+      continue;
+    }
+    out += ", const " + kernel_dtype(leaf.dtype)->cuda_type + "* __restrict__ " + leaf.pointer;
+    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s)
+      out += ", const " + index_type() + " " + sizes_[s].name;
+  }
+  return out;
+}
+
+std::vector<KernelParameter> ElementwiseProgram::kernel_parameters() const {
+  std::vector<KernelParameter> out;
+  for (std::size_t k = 0; k < leaves_.size(); ++k) {
+    const Leaf& leaf = leaves_[k];
+    out.push_back({"const " + kernel_dtype(leaf.dtype)->cuda_type + "* __restrict__ " + leaf.pointer, leaf.python, leaf.pointer});
+    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s)
+      out.push_back({index_type() + " " + sizes_[s].name, sizes_[s].python, ""});
+  }
+  return out;
+}
+
+std::string ElementwiseProgram::element_arguments(const std::string& index) const {
+  std::string out;
+  for (std::size_t k = 0; k < leaves_.size(); ++k) {
+    const Leaf& leaf = leaves_[k];
+    if (leaf.full_size && options_.full_size_by_value) {
+      out += ", " + converted(leaf.dtype, leaf.pointer + "[" + index + "]");
+      continue;
+    }
+    out += ", " + leaf.pointer;
+    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s) out += ", " + sizes_[s].name;
+  }
+  return out;
+}
+
+std::string ElementwiseProgram::lane_arguments(const std::string& lane) const {
+  std::string out;
+  for (std::size_t k = 0; k < leaves_.size(); ++k) {
+    const Leaf& leaf = leaves_[k];
+    if (leaf.full_size && options_.full_size_by_value) {
+      out += ", " + converted(leaf.dtype, leaf.pointer + "_pack.v[" + lane + "]");
+      continue;
+    }
+    out += ", " + leaf.pointer;
+    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s) out += ", " + sizes_[s].name;
+  }
+  return out;
+}
+
+std::string ElementwiseProgram::vector_loads(const std::string& vector_index) const {
+  std::string out;
+  for (const Leaf& leaf : leaves_) {
+    if (!(leaf.full_size && options_.full_size_by_value)) continue;
+    const std::string pack = "hiera_pack<" + kernel_dtype(leaf.dtype)->cuda_type + ">";
+    if (!out.empty()) out += "\n    ";
+    out += "const " + pack + " " + leaf.pointer + "_pack = reinterpret_cast<const " + pack + "*>(" + leaf.pointer +
+           ")[" + vector_index + "];";
+  }
+  return out;
+}
+
+std::vector<std::string> ElementwiseProgram::node_leaf_shapes() const {
+  std::vector<std::string> out;
+  for (const auto& leaf : leaves_)
+    if (leaf.is_node) out.push_back(leaf.python + ".shape");
+  return out;
+}
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

@@ -1,0 +1,123 @@
+#pragma once
+// The per-element code of a fused group of nodes: for an element i of a
+// contiguous row-major index space (the group's output shape), the value of
+// every member node as a named float, computed with the expression builder's
+// formulas, and the loads of the values that come from outside the group
+// (leaves) with their broadcast index math:
+//   same shape as the index space     in[i]
+//   one element                       in[0]
+//   otherwise, per run [a, b) of dimensions the leaf does not broadcast:
+//                                     ((i / inner) % size) * stride
+//     inner = elements of the index space after b, size = those of [a, b),
+//     stride = the leaf's elements after b;
+// e.g. a per-channel vector [C, 1, 1] against [N, C, H, W]: (i / (H*W)) % C.
+// The sizes are kernel arguments that the Python statements compute from the
+// tensors at run time, so one kernel serves every shape with the same
+// broadcast pattern.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/graph/op_graph.h"
+#include "engine/propose/knowledge/kernels/elementwise_expression.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+// A kernel parameter and the Python launch argument that feeds it.
+struct KernelParameter {
+  std::string declaration;  // "const float* __restrict__ a0", "int a1_inner"
+  std::string python;       // "conv", "_add_1_shape[2:].numel()", "nvrtc_runtime.int64(...)"
+  std::string leaf;         // a tensor parameter: its leaf's pointer name ("a0"); empty for sizes
+};
+
+// A tensor the group reads from outside.
+struct Leaf {
+  std::string python;                // its Python expression: a node's name or "self.bn.running_mean"
+  std::string dtype;
+  std::vector<std::int64_t> shape;   // as it lines up against the index space (right-aligned)
+  bool is_node = true;               // a node's value (its shape may change with the inputs) or a module tensor
+  std::string pointer;               // the kernel's name for it: "a0"
+  bool full_size = false;            // same shape as the index space: read at i
+};
+
+struct ProgramOptions {
+  std::vector<std::int64_t> shape;  // the index space: the captured shape of the group's output
+  std::string shape_python;         // a Python variable that holds its run-time torch.Size
+  std::string prefix = "a";         // names of this program's kernel parameters: a0, a1_inner0, ...
+  bool index64 = false;             // 64-bit index math (more than 2^31 - 1 elements)
+  // Full-size leaves enter the element function as values (the caller loads
+  // them, possibly as 16-byte vectors) rather than as pointers.
+  bool full_size_by_value = false;
+};
+
+class ElementwiseProgram {
+ public:
+  // `members` are the nodes the program computes; every other node it meets is a leaf.
+  ElementwiseProgram(const graph::OpGraph& graph, std::set<std::string> members, ProgramOptions options);
+
+  // A member whose value is not its elementwise formula (a norm reading its
+  // row statistics, a reduction's result): the function returns its value as
+  // an expression and may call value()/load() for its inputs.
+  using Custom = std::function<std::string(ElementwiseProgram&, const graph::Node&)>;
+  void set_custom(const std::string& node, Custom custom);
+
+  // The value of `node` at element i: a member's formula, or a leaf's load.
+  // Emits the code on first use and returns the name that holds it.
+  // Throws Unsupported for what the program cannot compute.
+  std::string value(const std::string& node);
+  // A leaf by Python expression (module tensors, a node seen with another shape).
+  std::string load(const std::string& python, const std::string& dtype, const std::vector<std::int64_t>& shape,
+                   bool is_node);
+  // `node`'s value is already in scope under `expression` (the element's
+  // input value x of a row kernel's output function).
+  void bind(const std::string& node, const std::string& expression);
+  // A named float computed from an expression (for custom members).
+  std::string define(const std::string& expression, bool boolean = false);
+
+  // What the code needs, once value() has been called for the root.
+  const std::vector<std::string>& body() const { return body_; }  // one statement per line
+  const std::vector<Leaf>& leaves() const { return leaves_; }
+  std::vector<std::string> helpers() const { return {helpers_.begin(), helpers_.end()}; }
+  std::vector<std::string> dtypes() const;  // of every leaf and cast
+  const ProgramOptions& options() const { return options_; }
+  std::string index_type() const { return options_.index64 ? "long long" : "int"; }
+
+  // The element function's parameters after `index_t i` (each starting with ", "),
+  // the kernel's matching parameters with their Python arguments, and the
+  // arguments the kernel passes to the element function.
+  std::string element_parameters() const;
+  std::vector<KernelParameter> kernel_parameters() const;
+  std::string element_arguments(const std::string& index) const;        // full-size leaves read at [index]
+  std::string lane_arguments(const std::string& lane) const;            // full-size leaves from their packs: a0_pack.v[lane]
+  std::string vector_loads(const std::string& vector_index) const;      // one 16-byte (or narrower) pack per full-size leaf
+  // Python: the node leaves' shapes, for torch.broadcast_shapes.
+  std::vector<std::string> node_leaf_shapes() const;
+
+ private:
+  struct SizeParameter {
+    std::string name;
+    std::string python;
+  };
+  std::string offset(Leaf& leaf);
+  std::string size_argument(const std::string& python) const;
+
+  const graph::OpGraph& graph_;
+  std::set<std::string> members_;
+  ProgramOptions options_;
+  std::map<std::string, Custom> custom_;
+  std::map<std::string, std::string> values_;     // node -> name
+  std::map<std::string, std::string> loaded_;     // leaf key -> name
+  std::set<std::string> computing_;               // recursion guard
+  std::vector<std::string> body_;
+  std::vector<Leaf> leaves_;
+  std::vector<SizeParameter> sizes_;              // in order of first use, after their leaf
+  std::vector<std::pair<std::size_t, std::size_t>> leaf_sizes_;  // leaf index -> [first, end) in sizes_
+  std::set<std::string> helpers_;
+  std::set<std::string> cast_dtypes_;
+  int temporaries_ = 0;
+};
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

@@ -1,0 +1,75 @@
+#pragma once
+// S3 of the knowledge proposer: the groups of ops in the reference's op graph
+// that one custom CUDA kernel should compute, each as a Replacement whose
+// statements launch a kernel generated from a knowledge/templates file.
+//
+// What is matched, in this order (a node belongs to at most one rewrite):
+//   1. stencils: elementwise combinations of shifted slices of one tensor
+//      (the 7-point Laplacian x[2:,1:-1,1:-1] + ... - 6 * x[1:-1,1:-1,1:-1]),
+//      coefficients compiled in (s3_stencil3d_7pt_register_z,
+//      s3_stencil3d_27pt, s3_stencil2d_shared_tile); and single-channel or
+//      depthwise conv2d / conv3d with stride 1 whose weight is a
+//      non-persistent buffer, coefficients read on the device (stencil_*.h);
+//   2. norms: layer, group and instance norm with the elementwise ops before
+//      and after them (s3_welford_layer_norm, s3_welford_group_norm);
+//   3. softmax and log_softmax, and reductions (sum, mean, amax, amin, the
+//      values of max / min, logsumexp) over adjacent dimensions, with the
+//      elementwise ops before and after them (s3_fused_row_softmax,
+//      s3_fused_logsumexp, s3_warp_shuffle_row_reduction);
+//   4. the remaining elementwise chains and DAGs, batch norm with running
+//      statistics included (s3_elementwise_fusion).
+// Rewrites never overlap, so the proposer may apply any subset together; no
+// alternatives for the same nodes are returned. Every kernel is a filled
+// knowledge/templates file; what each needs is in its Replacement (the
+// launch statements use the emitter's _kernel, _grid and nvrtc_runtime).
+// Left to torch, with a reason in `skipped`: batch norm in training mode (its
+// statistics span the batch), reductions over non-adjacent dimensions or
+// whose indices are read, ops the expression builder cannot reproduce
+// exactly (an active dropout, a rounding division), dtypes other than
+// float32 / float16 / bfloat16.
+#include <string>
+#include <vector>
+
+#include "engine/graph/op_graph.h"
+#include "engine/knowledge/knowledge_base.h"
+#include "engine/propose/knowledge/replacement.h"
+
+namespace hiera::engine::propose::knowledge_proposer {
+
+struct KernelRewriteOptions {
+  // Streaming multiprocessors of the target GPU: sizes the stencils' z chunks
+  // so that the grid fills the device (launch grids of grid-stride kernels
+  // come from the device at run time through `_grid`).
+  int sm_count = 132;
+  // Reduced precisions the emitted statements may name ("fp16", "bf16"): a
+  // torch.float16 in a call is a downcast to the static checks unless allowed.
+  // Kernels compute in float and store in the graph's own dtypes; an output
+  // whose dtype no input carries needs its precision listed here.
+  std::vector<std::string> allowed_precisions;
+  // The code templates (knowledge/templates). Required.
+  const knowledge::KnowledgeBase* knowledge = nullptr;
+  // Elementwise groups with fewer computing ops than this are left to torch
+  // (one op alone gains nothing from its own kernel).
+  int min_elementwise_ops = 2;
+};
+
+// A group that looked like a kernel candidate but was left alone, and why.
+struct SkippedRewrite {
+  std::string node;    // the group's output node (or the op that stopped it)
+  std::string reason;  // one sentence
+};
+
+struct KernelRewriteResult {
+  std::vector<Replacement> replacements;  // non-overlapping, in graph order of `produces`
+  std::vector<SkippedRewrite> skipped;
+};
+
+// Every kernel rewrite of `graph`, with the reasons for the groups left alone.
+// Throws std::invalid_argument when options.knowledge is null or lacks a
+// template the rewrites need.
+KernelRewriteResult analyze_kernel_rewrites(const graph::OpGraph& graph, const KernelRewriteOptions& options);
+
+// analyze_kernel_rewrites(...).replacements.
+std::vector<Replacement> find_kernel_rewrites(const graph::OpGraph& graph, const KernelRewriteOptions& options);
+
+}  // namespace hiera::engine::propose::knowledge_proposer

@@ -1,0 +1,223 @@
+#include "engine/propose/knowledge/kernels/row_fusion.h"
+
+#include <algorithm>
+
+#include "engine/propose/knowledge/kernels/elementwise_fusion.h"
+#include "engine/propose/knowledge/kernels/kernel_dtypes.h"
+#include "engine/propose/knowledge/kernels/kernel_template.h"
+#include "engine/propose/knowledge/kernels/launch_statements.h"
+#include "engine/propose/knowledge/kernels/node_args.h"
+#include "engine/propose/knowledge/kernels/unsupported.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+namespace {
+
+bool intersects(const std::set<std::string>& a, const std::set<std::string>& b) {
+  return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) > 0; });
+}
+
+// Every user of every covered node but `produces` is covered too.
+bool closed(const graph::OpGraph& graph, const std::set<std::string>& covered, const std::string& produces) {
+  for (const auto& name : covered) {
+    if (name == produces) continue;
+    const graph::Node* node = graph.find(name);
+    if (!node) return false;
+    for (const auto& user : node->users)
+      if (!covered.count(user)) return false;
+  }
+  return true;
+}
+
+std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& members) {
+  std::string out;
+  for (const auto& node : graph.nodes) {
+    if (!members.count(node.name)) continue;
+    if (!out.empty()) out += " + ";
+    out += node.kind == "unknown" ? target_base(node) : node.kind;
+  }
+  return out;
+}
+
+Replacement build(const graph::OpGraph& graph, const SegmentedOp& op, const ElementwiseGroup* prologue,
+                  const ElementwiseGroup* epilogue, const KernelRewriteOptions& options) {
+  const graph::Node& node = *op.node;
+  const graph::Node* input = graph.find(op.input);
+  if (!input || !input->meta) throw Unsupported(node.name + ": its input is not a tensor");
+  const graph::Node* value_node = graph.find(op.result.empty() ? node.name : op.result);
+  if (!value_node || !value_node->meta) throw Unsupported(node.name + " has no tensor result");
+
+  std::set<std::string> covered = {node.name, value_node->name};
+  if (prologue) covered.insert(prologue->members.begin(), prologue->members.end());
+  if (epilogue) covered.insert(epilogue->members.begin(), epilogue->members.end());
+  const std::string produces = epilogue ? epilogue->root : value_node->name;
+  if (!closed(graph, covered, produces)) throw Unsupported(node.name + ": a fused value is also read elsewhere");
+  const graph::Node* result = graph.find(produces);
+  const KernelDtype* out_type = kernel_dtype(result->meta->dtype);
+  if (!out_type) throw Unsupported(produces + " is " + result->meta->dtype);
+
+  const std::string prefix = "_" + produces + "_";
+  const std::string kernel = "fused_" + produces;
+  const bool index64 = input->meta->elements() >= kIndex64From;
+
+  ProgramOptions in_options;
+  in_options.shape = input->meta->shape;
+  in_options.shape_python = prefix + "in_shape";
+  in_options.prefix = "a";
+  in_options.index64 = index64;
+  ElementwiseProgram in_program(graph, prologue ? prologue->members : std::set<std::string>{}, in_options);
+  const std::string input_result = in_program.value(op.input);
+
+  ProgramOptions out_options;
+  out_options.shape = op.per_element ? input->meta->shape : value_node->meta->shape;
+  out_options.shape_python = prefix + (op.per_element ? "in_shape" : "out_shape");
+  out_options.prefix = "b";
+  out_options.index64 = index64;
+  std::set<std::string> out_members = {value_node->name};
+  if (epilogue) out_members.insert(epilogue->members.begin(), epilogue->members.end());
+  if (op.per_element && prologue) out_members.insert(prologue->members.begin(), prologue->members.end());
+  ElementwiseProgram out_program(graph, out_members, out_options);
+  if (op.per_element) out_program.bind(op.input, "x");
+  out_program.set_custom(value_node->name, op.value);
+  const std::string output_result = out_program.value(produces);
+  // A per-row epilogue cannot read what only the prologue computes, per element.
+  for (const auto& leaf : out_program.leaves())
+    if (covered.count(leaf.python)) throw Unsupported(produces + " reads " + leaf.python + ", which the kernel does not keep");
+
+  const SegmentConfig config = segment_config(op.cols);
+  // A dimension that is not the last: the template's strided entry point, one thread per column.
+  const bool strided = op.inner > 1;
+  const std::string entry = strided ? kernel + "_strided" : kernel;
+  std::vector<std::string> dtypes = in_program.dtypes();
+  for (const auto& dtype : out_program.dtypes()) dtypes.push_back(dtype);
+  dtypes.push_back(result->meta->dtype);
+  std::vector<std::string> helpers = in_program.helpers();
+  for (const auto& helper : out_program.helpers()) helpers.push_back(helper);
+  std::string params;
+  for (const auto& parameter : in_program.kernel_parameters()) params += parameter.declaration + ", ";
+  for (const auto& parameter : out_program.kernel_parameters()) params += parameter.declaration + ", ";
+
+  auto values = op.template_values;
+  values["kernel_name"] = kernel;
+  values["includes"] = includes_for(dtypes);
+  values["index_t"] = in_program.index_type();
+  values["out_t"] = out_type->cuda_type;
+  values["segment_threads"] = std::to_string(config.segment_threads);
+  values["rows_per_block"] = std::to_string(config.rows_per_block);
+  values["functions"] = device_helpers(helpers);
+  values["input_params"] = in_program.element_parameters();
+  values["input_body"] = join_lines(in_program.body(), 2);
+  values["input_result"] = input_result;
+  values["output_params"] = out_program.element_parameters();
+  values["output_body"] = join_lines(out_program.body(), 2);
+  values["output_result"] = output_result;
+  values["params"] = params;
+  values["input_args"] = in_program.element_arguments("i");
+  values["output_args"] = out_program.element_arguments("i");
+
+  Replacement replacement;
+  replacement.recipe = op.recipe;
+  replacement.space = knowledge::Space::S3;
+  replacement.covered = covered;
+  replacement.produces = produces;
+  const std::string layout = strided ? "one thread per strided column"
+                             : config.segment_threads == 32
+                                 ? "one warp per segment"
+                                 : "one block of " + std::to_string(config.segment_threads) + " threads per segment";
+  replacement.description = op_list(graph, covered) + ": " + op.description + " fused into one kernel (" + layout + ")";
+  replacement.kernels.push_back({entry, fill_kernel_template(*options.knowledge, op.template_name, values), {}});
+
+  const std::vector<const ElementwiseProgram*> programs = {&in_program, &out_program};
+  auto& s = replacement.statements;
+  s.push_back(prefix + "in_shape = " + broadcast_shape(in_program, input->meta->shape));
+  if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
+  s.push_back(prefix + "rows = " + op.rows_python(prefix + "in_shape"));
+  s.push_back(prefix + "cols = " + op.cols_python(prefix + "in_shape"));
+  if (strided) s.push_back(prefix + "inner = " + op.inner_python(prefix + "in_shape"));
+  if (!op.per_element) s.push_back(prefix + "out_shape = " + op.output_shape_python(prefix + "in_shape"));
+  s.push_back(produces + " = torch.empty(" + prefix + (op.per_element ? "in_shape" : "out_shape") + ", dtype=" +
+              output_dtype(programs, result->meta->dtype, options.allowed_precisions) +
+              ", device=" + output_device(programs) + ")");
+  if (!index64)
+    s.push_back("assert " + prefix + "in_shape.numel() < 2**31, \"kernel " + kernel + " indexes with 32 bits\"");
+  const std::string arguments = join_arguments(
+      {launch_arguments(in_program), launch_arguments(out_program), produces, "nvrtc_runtime.int64(" + prefix + "rows)",
+       "nvrtc_runtime.int64(" + prefix + "cols)", strided ? "nvrtc_runtime.int64(" + prefix + "inner)" : ""});
+  if (strided) {
+    s.push_back("_kernel(\"" + entry + "\")(_grid(" + prefix + "rows * " + prefix + "inner, 256), 256, " + arguments + ")");
+  } else {
+    const std::string block =
+        "(" + std::to_string(config.segment_threads) + ", " + std::to_string(config.rows_per_block) + ")";
+    s.push_back("_kernel(\"" + entry + "\")(_grid(" + prefix + "rows, " + std::to_string(config.rows_per_block) + "), " +
+                block + ", " + arguments + ")");
+  }
+  return replacement;
+}
+
+}  // namespace
+
+SegmentConfig segment_config(std::int64_t cols) {
+  if (cols <= 1024) return {32, 8};
+  // About eight elements per thread, 128 to 1024 threads.
+  int threads = 128;
+  while (threads < 1024 && static_cast<std::int64_t>(threads) * 8 < cols) threads *= 2;
+  return {threads, 1};
+}
+
+std::vector<std::int64_t> normalized_dims(std::vector<std::int64_t> dims, std::size_t rank) {
+  for (auto& d : dims) {
+    if (d < 0) d += static_cast<std::int64_t>(rank);
+    if (d < 0 || d >= static_cast<std::int64_t>(rank)) throw Unsupported("dimension out of range");
+  }
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  return dims;
+}
+
+std::int64_t product(const std::vector<std::int64_t>& shape, std::size_t from, std::size_t to) {
+  std::int64_t out = 1;
+  for (std::size_t i = from; i < to && i < shape.size(); ++i) out *= shape[i];
+  return out;
+}
+
+Replacement fuse_segmented_op(const graph::OpGraph& graph, const std::vector<ElementwiseGroup>& groups,
+                              const std::set<std::string>& covered, const SegmentedOp& op,
+                              const KernelRewriteOptions& options) {
+  if (!options.knowledge) throw std::invalid_argument("find_kernel_rewrites needs options.knowledge for its templates");
+  // The input may be another kernel's output (a produced node); the op itself must be free.
+  if (covered.count(op.node->name) || covered.count(op.result)) throw Unsupported(op.node->name + " is taken");
+  const ElementwiseGroup* prologue = group_with_root(groups, op.input);
+  if (prologue && intersects(prologue->members, covered)) prologue = nullptr;
+  // The epilogue: the one group that holds every user of the op's value, with that value's shape.
+  const graph::Node* value_node = graph.find(op.result.empty() ? op.node->name : op.result);
+  if (!value_node || !value_node->meta) throw Unsupported(op.node->name + " has no tensor result");
+  const ElementwiseGroup* epilogue = nullptr;
+  for (const auto& user : value_node->users) {
+    const ElementwiseGroup* group = group_with_member(groups, user);
+    if (!group || (epilogue && group != epilogue)) {
+      epilogue = nullptr;
+      break;
+    }
+    epilogue = group;
+  }
+  if (epilogue) {
+    const graph::Node* root = graph.find(epilogue->root);
+    if (intersects(epilogue->members, covered) || !root || !root->meta || root->meta->shape != value_node->meta->shape)
+      epilogue = nullptr;
+  }
+  std::vector<std::pair<const ElementwiseGroup*, const ElementwiseGroup*>> attempts = {{prologue, epilogue}};
+  if (epilogue) attempts.push_back({prologue, nullptr});
+  if (prologue) attempts.push_back({nullptr, nullptr});
+  // The last attempt is the op alone: its failure is why nothing came of it.
+  std::string failure;
+  for (const auto& [pro, epi] : attempts) {
+    try {
+      return build(graph, op, pro, epi, options);
+    } catch (const Unsupported& e) {
+      failure = e.what();
+    }
+  }
+  throw Unsupported(failure);
+}
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

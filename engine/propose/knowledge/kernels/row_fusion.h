@@ -1,0 +1,68 @@
+#pragma once
+// One kernel for an op that works on contiguous segments of its input (a row
+// reduction, softmax, a norm) together with the elementwise group that
+// computes its input (the prologue, evaluated by the kernel's input function
+// at each element) and the one that consumes its output (the epilogue, in
+// the output function): the prologue's and the op's results never reach
+// memory. Segment = a row of the last dimensions, a GroupNorm group, an
+// InstanceNorm plane; or, for reductions and softmax over a dimension that is
+// not the last, the strided column (o, :, j) of an [outer, reduced, inner]
+// view (the templates' _strided entry points, one thread per column). Shared
+// by row_reduction, row_softmax and norm_fusion.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/graph/op_graph.h"
+#include "engine/propose/knowledge/kernels/elementwise_groups.h"
+#include "engine/propose/knowledge/kernels/elementwise_program.h"
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+#include "engine/propose/knowledge/replacement.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+struct SegmentedOp {
+  const graph::Node* node = nullptr;  // the reduction, softmax or norm
+  std::string result;                 // the node that holds its value when not `node` (max(x, dim)[0]); else empty
+  std::string input;                  // the node it reads
+  std::string recipe;
+  std::string template_name;          // row_reduce.cu, row_logsumexp.cu, welford_layernorm.cu
+  std::string description;            // "softmax over the last dimension"
+  bool per_element = false;           // the output has the input's shape (softmax, norms)
+  // Segments and their length: captured, and in Python over the input's run-time shape (a torch.Size variable).
+  // Strided: rows = outer, cols = the reduced extent, inner > 1 the elements after it.
+  std::int64_t rows = 0, cols = 0, inner = 1;
+  std::function<std::string(const std::string& shape)> rows_python, cols_python, inner_python;
+  // Per row: the output's run-time shape from the input's.
+  std::function<std::string(const std::string& shape)> output_shape_python;
+  // The op's value in the output function, from the names the template gives
+  // it (acc; x, row_max, row_sum; x, mean, rstd); it may load affine leaves.
+  ElementwiseProgram::Custom value;
+  std::map<std::string, std::string, std::less<>> template_values;  // identity, combine, per_element, eps, ...
+};
+
+// Threads per segment (32: one warp, several segments per block) and
+// segments per block, for segments of about `cols` elements.
+struct SegmentConfig {
+  int segment_threads = 32;
+  int rows_per_block = 8;
+};
+SegmentConfig segment_config(std::int64_t cols);
+
+// The replacement: the op with its prologue and epilogue when they can join
+// (falling back to fewer of them when one cannot), never touching `covered`.
+// Throws Unsupported when not even the op alone can be a kernel.
+Replacement fuse_segmented_op(const graph::OpGraph& graph, const std::vector<ElementwiseGroup>& groups,
+                              const std::set<std::string>& covered, const SegmentedOp& op,
+                              const KernelRewriteOptions& options);
+
+// Dimension arguments as non-negative indices of a rank-`rank` tensor, sorted.
+std::vector<std::int64_t> normalized_dims(std::vector<std::int64_t> dims, std::size_t rank);
+
+// The product of shape[from:to].
+std::int64_t product(const std::vector<std::int64_t>& shape, std::size_t from, std::size_t to);
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

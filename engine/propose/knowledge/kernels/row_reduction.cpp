@@ -1,0 +1,150 @@
+#include "engine/propose/knowledge/kernels/row_reduction.h"
+
+#include "engine/propose/knowledge/kernels/elementwise_groups.h"
+#include "engine/propose/knowledge/kernels/kernel_dtypes.h"
+#include "engine/propose/knowledge/kernels/node_args.h"
+#include "engine/propose/knowledge/kernels/row_fusion.h"
+#include "engine/propose/knowledge/kernels/unsupported.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+namespace {
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + (dims.size() == 1 ? ",)" : ")");
+}
+
+// max(x, dim) and min(x, dim) give (values, indices): the node that takes the values, when nothing reads the indices.
+const graph::Node* values_of(const graph::OpGraph& graph, const graph::Node& node) {
+  const graph::Node* values = nullptr;
+  for (const auto& name : node.users) {
+    const graph::Node* user = graph.find(name);
+    const bool takes_values =
+        user && user->args.size() == 2 &&
+        ((user->kind == "getitem" && user->args[1].is_number() && user->args[1].number == 0.0) ||
+         (user->target == "getattr" && user->args[1].kind == graph::Arg::Kind::String && user->args[1].text == "values"));
+    if (!takes_values || (values && values != user)) return nullptr;
+    values = user;
+  }
+  return values;
+}
+
+SegmentedOp describe(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options) {
+  SegmentedOp op;
+  op.node = &node;
+  const graph::Node* values = &node;
+  if (node.kind == "max" || node.kind == "min") {
+    values = values_of(graph, node);
+    if (!values) throw Unsupported(node.name + ": " + node.kind + " over a dimension returns values and indices, and the indices are read");
+    op.result = values->name;
+  }
+  const graph::Arg* input_arg = argument(node, 0, "input");
+  const graph::Node* input = input_arg ? graph.producer(*input_arg) : nullptr;
+  if (!input || !input->meta || !values->meta) throw Unsupported(node.name + ": its input is not a tensor");
+  if (!is_float_dtype(input->meta->dtype)) throw Unsupported(node.name + " reduces a " + input->meta->dtype + " tensor");
+  if (const auto dtype = argument(node, 3, "dtype"); dtype && dtype->kind != graph::Arg::Kind::None)
+    throw Unsupported(node.name + ": a reduction with a dtype argument");
+  const std::size_t rank = input->meta->shape.size();
+  const auto dims_arg = dims_argument(node, 1, "dim");
+  std::vector<std::int64_t> dims;
+  if (dims_arg && !dims_arg->empty()) {
+    dims = normalized_dims(*dims_arg, rank);
+  } else {
+    for (std::size_t d = 0; d < rank; ++d) dims.push_back(static_cast<std::int64_t>(d));
+  }
+  // The reduced dimensions must be adjacent: [first, last]; what follows is the stride between elements.
+  const std::size_t first = dims.empty() ? rank : static_cast<std::size_t>(dims.front());
+  const std::size_t last = dims.empty() ? rank : static_cast<std::size_t>(dims.back()) + 1;
+  if (last - first != dims.size())
+    throw Unsupported(node.name + " reduces over dims " + dims_text(dims) + ", which are not adjacent");
+  const bool keepdim = bool_argument(node, 2, "keepdim").value_or(false);
+
+  op.input = input->name;
+  op.rows = product(input->meta->shape, 0, first);
+  op.cols = product(input->meta->shape, first, last);
+  op.inner = product(input->meta->shape, last, rank);
+  if (op.inner == 1 && op.rows < options.sm_count / 2 && op.rows * op.cols >= (1 << 20))
+    throw Unsupported(node.name + ": only " + std::to_string(op.rows) +
+                      " rows, one segment each would leave most of the GPU idle");
+  if (op.inner > 1 && op.rows * op.inner < 32 * options.sm_count && op.rows * op.cols * op.inner >= (1 << 20))
+    throw Unsupported(node.name + ": only " + std::to_string(op.rows * op.inner) +
+                      " strided columns, one thread each would leave most of the GPU idle");
+  const std::string from = std::to_string(first), to = std::to_string(last);
+  op.rows_python = [from](const std::string& shape) { return shape + "[:" + from + "].numel()"; };
+  op.cols_python = [from, to](const std::string& shape) { return shape + "[" + from + ":" + to + "].numel()"; };
+  op.inner_python = [to](const std::string& shape) { return shape + "[" + to + ":].numel()"; };
+  const std::size_t reduced = dims.size();
+  const bool trailing = last == rank;
+  op.output_shape_python = [from, to, keepdim, reduced, trailing](const std::string& shape) {
+    std::string out = shape + "[:" + from + "]";
+    if (keepdim) {
+      std::string ones = "(";
+      for (std::size_t k = 0; k < reduced; ++k) ones += k ? ", 1" : "1";
+      out += " + " + ones + (reduced == 1 ? ",)" : ")");
+    }
+    if (!trailing) out += " + " + shape + "[" + to + ":]";
+    return out;
+  };
+  op.per_element = false;
+  const std::string kind = node.kind;
+  op.description = kind + " over " +
+                   (trailing ? "the last " + (reduced == 1 ? std::string("dimension") : std::to_string(reduced) + " dimensions")
+                             : "dims " + dims_text(dims));
+  if (kind == "logsumexp") {
+    op.recipe = "s3_fused_logsumexp";
+    op.template_name = "row_logsumexp.cu";
+    op.template_values = {{"per_element", "0"}};
+    // torch: a row whose max is infinite gives that max (its maxes are masked to 0 before the log).
+    op.value = [](ElementwiseProgram&, const graph::Node&) {
+      return std::string("fabsf(row_max) == HIERA_INF ? row_max : row_max + logf(row_sum)");
+    };
+    return op;
+  }
+  op.recipe = "s3_warp_shuffle_row_reduction";
+  op.template_name = "row_reduce.cu";
+  if (kind == "sum" || kind == "mean") {
+    op.template_values = {{"identity", "0.0f"}, {"combine", "a + b"}};
+    // torch's mean multiplies the sum by a float factor 1 / cols.
+    op.value = [kind](ElementwiseProgram&, const graph::Node&) {
+      return std::string(kind == "sum" ? "acc" : "acc * (1.0f / (float)cols)");
+    };
+  } else if (kind == "amax" || kind == "max") {
+    // NaN wins, as in torch's max reduction.
+    op.template_values = {{"identity", "-HIERA_INF"}, {"combine", "(a != a || a > b) ? a : b"}};
+    op.value = [](ElementwiseProgram&, const graph::Node&) { return std::string("acc"); };
+  } else if (kind == "amin" || kind == "min") {
+    op.template_values = {{"identity", "HIERA_INF"}, {"combine", "(a != a || a < b) ? a : b"}};
+    op.value = [](ElementwiseProgram&, const graph::Node&) { return std::string("acc"); };
+  } else {
+    throw Unsupported(node.name + ": no row kernel for " + kind);
+  }
+  return op;
+}
+
+}  // namespace
+
+std::vector<Replacement> find_row_reductions(const graph::OpGraph& graph, std::set<std::string>& covered,
+                                             const KernelRewriteOptions& options, std::vector<SkippedRewrite>& skipped) {
+  std::vector<Replacement> out;
+  for (const auto& node : graph.nodes) {
+    const std::string& k = node.kind;
+    if (k != "sum" && k != "mean" && k != "amax" && k != "amin" && k != "logsumexp" && k != "max" && k != "min") continue;
+    if ((k == "max" || k == "min") && (!argument(node, 1, "dim") || argument(node, 1, "dim")->is_node() ||
+                                       argument(node, 1, "dim")->kind == graph::Arg::Kind::None))
+      continue;  // max over everything or against a tensor: not a reduction over a dim
+    if (covered.count(node.name)) continue;
+    try {
+      const SegmentedOp op = describe(graph, node, options);
+      Replacement replacement = fuse_segmented_op(graph, elementwise_groups(graph, covered), covered, op, options);
+      covered.insert(replacement.covered.begin(), replacement.covered.end());
+      out.push_back(std::move(replacement));
+    } catch (const Unsupported& e) {
+      skipped.push_back({node.name, e.what()});
+    }
+  }
+  return out;
+}
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

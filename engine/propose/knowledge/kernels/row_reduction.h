@@ -1,0 +1,23 @@
+#pragma once
+// Reductions (s3_warp_shuffle_row_reduction: sum, mean, amax, amin and the
+// values of max / min over a dim; s3_fused_logsumexp: logsumexp) over
+// adjacent dimensions, fused with the elementwise ops before and after them
+// (row_fusion.h), from knowledge/templates/row_reduce.cu and row_logsumexp.cu:
+// over the trailing dimensions one warp or block per row, over inner ones
+// one thread per strided column. Reductions over dimensions that are not
+// adjacent, with a dtype argument, whose indices are read, or with too little
+// parallelism to fill the GPU are skipped with their reason.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/graph/op_graph.h"
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+#include "engine/propose/knowledge/replacement.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+std::vector<Replacement> find_row_reductions(const graph::OpGraph& graph, std::set<std::string>& covered,
+                                             const KernelRewriteOptions& options, std::vector<SkippedRewrite>& skipped);
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

@@ -1,0 +1,177 @@
+#include "engine/propose/knowledge/kernels/stencil_conv.h"
+
+#include "engine/propose/knowledge/kernels/kernel_dtypes.h"
+#include "engine/propose/knowledge/kernels/node_args.h"
+#include "engine/propose/knowledge/kernels/stencil_kernel.h"
+#include "engine/propose/knowledge/kernels/unsupported.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+namespace {
+
+// A per-dimension argument (stride, padding, dilation): an int for every dimension, or a list.
+std::vector<std::int64_t> per_dim(const graph::Node& node, std::size_t position, const char* name, int dims,
+                                  std::int64_t default_value) {
+  const auto values = dims_argument(node, position, name);
+  if (!values) return std::vector<std::int64_t>(static_cast<std::size_t>(dims), default_value);
+  if (values->size() == 1) return std::vector<std::int64_t>(static_cast<std::size_t>(dims), values->front());
+  if (values->size() != static_cast<std::size_t>(dims)) throw Unsupported(node.name + ": " + name + " of the wrong length");
+  return *values;
+}
+
+// "s + 2", "s - 1" or "s".
+std::string plus(const std::string& s, std::int64_t d) {
+  if (d == 0) return s;
+  return s + (d > 0 ? " + " : " - ") + std::to_string(d > 0 ? d : -d);
+}
+
+Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options) {
+  const int dims = node.kind == "conv3d" ? 3 : 2;
+  const graph::Arg* input_arg = argument(node, 0, "input");
+  const graph::Arg* weight_arg = argument(node, 1, "weight");
+  const graph::Node* input = input_arg ? graph.producer(*input_arg) : nullptr;
+  const graph::Node* weight = weight_arg ? graph.producer(*weight_arg) : nullptr;
+  if (!input || !input->meta || !weight || !weight->meta || !node.meta) throw Unsupported(node.name + ": operands are not tensors");
+  const auto& in_shape = input->meta->shape;
+  const auto& w_shape = weight->meta->shape;
+  if (in_shape.size() != static_cast<std::size_t>(dims) + 2 || w_shape.size() != static_cast<std::size_t>(dims) + 2)
+    throw Unsupported(node.name + ": an unbatched or malformed convolution");
+  const std::int64_t groups = static_cast<std::int64_t>(number_argument(node, 6, "groups").value_or(1));
+  const std::int64_t channels = in_shape[1];
+  if (w_shape[1] != 1 || w_shape[0] != groups || groups != channels) return {};  // not one channel per group: a real conv
+  // Only fixed coefficients: a non-persistent buffer the constructor fills.
+  if (weight->op != "get_attr" || !graph.buffers.count(weight->target) || graph.buffers.at(weight->target).persistent)
+    throw Unsupported(node.name + ": the weight is not a non-persistent buffer (fixed coefficients)");
+  for (auto s : per_dim(node, 3, "stride", dims, 1))
+    if (s != 1) throw Unsupported(node.name + ": stride " + std::to_string(s));
+  for (auto d : per_dim(node, 5, "dilation", dims, 1))
+    if (d != 1) throw Unsupported(node.name + ": dilation " + std::to_string(d));
+  std::vector<std::int64_t> padding;
+  if (const auto mode = argument(node, 4, "padding"); mode && mode->kind == graph::Arg::Kind::String) {
+    for (int d = 0; d < dims; ++d) {
+      const std::int64_t k = w_shape[2 + static_cast<std::size_t>(d)];
+      if (mode->text == "valid") padding.push_back(0);
+      else if (mode->text == "same" && k % 2 == 1) padding.push_back(k / 2);
+      else throw Unsupported(node.name + ": padding '" + mode->text + "'");
+    }
+  } else {
+    padding = per_dim(node, 4, "padding", dims, 0);
+  }
+  if (const auto mode = argument(node, 7, "padding_mode"); mode && mode->kind == graph::Arg::Kind::String && mode->text != "zeros")
+    throw Unsupported(node.name + ": padding mode " + mode->text);
+  const graph::Arg* bias_arg = argument(node, 2, "bias");
+  const graph::Node* bias = bias_arg ? graph.producer(*bias_arg) : nullptr;
+  if (bias_arg && bias_arg->kind != graph::Arg::Kind::None && (!bias || !bias->meta))
+    throw Unsupported(node.name + ": a bias that is not a tensor");
+  for (const graph::Node* t : {input, weight, bias})
+    if (t && !is_float_dtype(t->meta->dtype)) throw Unsupported(node.name + ": a " + t->meta->dtype + " operand");
+  if (!is_float_dtype(node.meta->dtype)) throw Unsupported(node.name + " is " + node.meta->dtype);
+
+  // Tap k = (kz, ky, kx) reads input (z + kz - pad_z, ...), weight[channel][k].
+  const std::vector<std::int64_t> kernel_size(w_shape.begin() + 2, w_shape.end());
+  std::vector<StencilTap> taps;
+  std::vector<std::int64_t> out_shape = {in_shape[0], in_shape[1]};
+  for (int d = 0; d < dims; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    out_shape.push_back(in_shape[2 + i] + 2 * padding[i] - kernel_size[i] + 1);
+  }
+  if (out_shape != node.meta->shape) throw Unsupported(node.name + ": output shape differs from the convolution's");
+  const std::int64_t kz_n = dims == 3 ? kernel_size[0] : 1;
+  const std::int64_t ky_n = kernel_size[static_cast<std::size_t>(dims) - 2], kx_n = kernel_size[static_cast<std::size_t>(dims) - 1];
+  const std::int64_t pz = dims == 3 ? padding[0] : 0;
+  const std::int64_t py = padding[static_cast<std::size_t>(dims) - 2], px = padding[static_cast<std::size_t>(dims) - 1];
+  for (std::int64_t kz = 0; kz < kz_n; ++kz)
+    for (std::int64_t ky = 0; ky < ky_n; ++ky)
+      for (std::int64_t kx = 0; kx < kx_n; ++kx)
+        taps.push_back({static_cast<int>(kz - pz), static_cast<int>(ky - py), static_cast<int>(kx - px)});
+  if (taps.size() > 343) throw Unsupported(node.name + ": " + std::to_string(taps.size()) + " taps are too many registers");
+
+  StencilKernel kernel;
+  kernel.name = "stencil_" + node.name;
+  kernel.in_dtype = input->meta->dtype;
+  kernel.out_dtype = node.meta->dtype;
+  kernel.geometry = stencil_geometry(dims, taps);
+  const KernelDtype& w_type = *kernel_dtype(weight->meta->dtype);
+  const KernelDtype& b_type = *kernel_dtype(bias ? bias->meta->dtype : weight->meta->dtype);
+  kernel.extra_dtypes = {weight->meta->dtype};
+  if (bias) kernel.extra_dtypes.push_back(bias->meta->dtype);
+  kernel.extra_params = ", const " + w_type.cuda_type + "* __restrict__ weight, const " + b_type.cuda_type +
+                        "* __restrict__ bias, int channels";
+  const std::string k = std::to_string(taps.size());
+  // The channel's coefficients into registers once (fully unrolled: constant indices keep them there).
+  kernel.setup = "const int channel = (int)(batch % channels);\n"
+                 "  float wgt[" + k + "];\n"
+                 "#pragma unroll\n"
+                 "  for (int k = 0; k < " + k + "; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * " + k + " + k]);\n"
+                 "  const float bias_value = bias != nullptr ? static_cast<float>(bias[channel]) : 0.0f;";
+  // A zero coefficient (20 of the 27 of a 7-point Laplacian written as a 3x3x3 conv) skips its
+  // shared-memory read: the test is uniform across the block, so it costs no divergence.
+  kernel.update_body.push_back("float acc = 0.0f;");
+  for (std::size_t t = 0; t < taps.size(); ++t) {
+    const std::string w = "wgt[" + std::to_string(t) + "]";
+    kernel.update_body.push_back("if (" + w + " != 0.0f) acc += " + w + " * " + tap_accessor(kernel.geometry, taps[t]) + ";");
+  }
+  kernel.update_result = "acc + bias_value";
+
+  Replacement replacement;
+  replacement.recipe = dims == 3 ? "s3_stencil3d_27pt" : "s3_stencil2d_shared_tile";
+  replacement.space = knowledge::Space::S3;
+  replacement.produces = node.name;
+  replacement.covered = {node.name};
+  replacement.description = node.kind + " with " + (channels == 1 ? "one channel" : "one channel per group") + " and " +
+                            std::to_string(taps.size()) + " fixed coefficients as a " + std::to_string(dims) +
+                            "D stencil kernel (coefficients read on the device)";
+  replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
+
+  const std::string prefix = "_" + node.name + "_";
+  auto& s = replacement.statements;
+  s.push_back(prefix + "x = " + input->name + ".contiguous()");
+  std::string check = "assert " + prefix + "x.dtype == " + kernel_dtype(input->meta->dtype)->torch_name + " and " +
+                      weight->name + ".dtype == " + w_type.torch_name;
+  if (bias) check += " and " + bias->name + ".dtype == " + b_type.torch_name;
+  s.push_back(check + ", \"kernel " + kernel.name + " expects " + input->meta->dtype + " " + input->name + ", " +
+              weight->meta->dtype + " " + weight->name + (bias ? ", " + bias->meta->dtype + " " + bias->name : "") + "\"");
+  std::string shape = "torch.Size([" + prefix + "x.shape[0], " + prefix + "x.shape[1]";
+  for (int d = 0; d < dims; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    shape += ", " + plus(prefix + "x.shape[" + std::to_string(2 + d) + "]", 2 * padding[i] - kernel_size[i] + 1);
+  }
+  s.push_back(prefix + "shape = " + shape + "])");
+  s.push_back(node.name + " = torch.empty(" + prefix + "shape, dtype=" + prefix + "x.dtype, device=" + prefix + "x.device)");
+  std::int64_t tiles = in_shape[0] * in_shape[1];
+  tiles *= (out_shape.back() + kernel.geometry.tile_x - 1) / kernel.geometry.tile_x;
+  tiles *= (out_shape[out_shape.size() - 2] + kernel.geometry.tile_y - 1) / kernel.geometry.tile_y;
+  const int z_chunk = dims == 3 ? stencil_z_chunk(out_shape[2], tiles, options.sm_count,
+                                                  kernel.geometry.tile_x * kernel.geometry.tile_y)
+                                : 0;
+  const std::string extra = ", " + weight->name + ".contiguous(), " + (bias ? bias->name + ".contiguous()" : "None") +
+                            ", " + prefix + "x.shape[1]";
+  s.push_back(stencil_launch(kernel, prefix + "x", node.name, prefix + "shape", extra, z_chunk));
+  return replacement;
+}
+
+}  // namespace
+
+std::vector<Replacement> find_conv_stencils(const graph::OpGraph& graph, std::set<std::string>& covered,
+                                            const KernelRewriteOptions& options, std::vector<SkippedRewrite>& skipped) {
+  if (!options.knowledge) throw std::invalid_argument("find_kernel_rewrites needs options.knowledge for its templates");
+  std::vector<Replacement> out;
+  for (const auto& node : graph.nodes) {
+    if ((node.kind != "conv2d" && node.kind != "conv3d") || covered.count(node.name)) continue;
+    if (node.op == "call_module") {
+      // nn.Conv*d holds its weight as a learned parameter: cuDNN's job, not a stencil's.
+      continue;
+    }
+    try {
+      Replacement replacement = build(graph, node, options);
+      if (replacement.produces.empty()) continue;  // an ordinary convolution
+      covered.insert(replacement.covered.begin(), replacement.covered.end());
+      out.push_back(std::move(replacement));
+    } catch (const Unsupported& e) {
+      skipped.push_back({node.name, e.what()});
+    }
+  }
+  return out;
+}
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

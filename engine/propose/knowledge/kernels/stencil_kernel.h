@@ -1,0 +1,66 @@
+#pragma once
+// The kernel shared by the stencil rewrites: an output point reads the input
+// at fixed offsets (taps) from it, in 2D (knowledge/templates/stencil2d_tiled.cu:
+// a shared-memory tile with halo) or 3D (stencil3d_7pt.cu: a z march with
+// each thread's input column in registers and the planes that need in-plane
+// neighbours in a shared-memory ring). This file turns the taps into the
+// template's geometry, names each tap's accessor for the update expression,
+// and writes the kernel and its launch statement.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+#include "engine/propose/knowledge/replacement.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+// Input point = output point + (oz, oy, ox); 2D stencils leave oz at 0.
+struct StencilTap {
+  int oz = 0, oy = 0, ox = 0;
+  bool operator==(const StencilTap&) const = default;
+};
+
+struct StencilGeometry {
+  int dims = 3;
+  int lo_z = 0, hi_z = 0, lo_y = 0, hi_y = 0, lo_x = 0, hi_x = 0;
+  int column_y = 0, column_x = 0;  // 3D: the in-plane offset each thread holds in registers
+  int plane_lo = 0, plane_hi = -1;  // 3D: z offsets whose planes go through shared memory (empty: hi < lo)
+  int tile_x = 32, tile_y = 16;
+};
+
+// The geometry for `taps`: the offsets' bounding box; in 3D, the in-plane
+// offset most taps use as the register column (ties: the one nearest the
+// centre of the box), and the z range of the taps that need another offset.
+StencilGeometry stencil_geometry(int dims, const std::vector<StencilTap>& taps);
+
+// The update's expression for one tap: COL(oz) or PLANE(oz, oy, ox) in 3D, IN(oy, ox) in 2D.
+std::string tap_accessor(const StencilGeometry& geometry, const StencilTap& tap);
+
+// Output planes a 3D block marches through: few enough chunks that halo
+// planes stay cheap, enough blocks to fill `sm_count` SMs (the last wave as full as it can be).
+int stencil_z_chunk(std::int64_t out_z, std::int64_t blocks_per_plane_set, int sm_count, int threads_per_block);
+
+struct StencilKernel {
+  std::string name;
+  std::string in_dtype, out_dtype;
+  StencilGeometry geometry;
+  std::vector<std::string> update_body;  // statements over the accessors
+  std::string update_result;
+  std::vector<std::string> helpers;      // device helpers the update calls
+  std::vector<std::string> extra_dtypes;  // dtypes of extra pointer parameters
+  std::string extra_params;              // ", const float* __restrict__ weight, ..." or empty
+  std::string setup;                     // statements with `batch` known, or empty
+};
+
+// The filled template (stencil3d_7pt.cu or stencil2d_tiled.cu).
+KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel);
+
+// The launch: `input` a contiguous tensor variable [batch..., (nz,) ny, nx],
+// `output` the allocated output variable, `out_shape` its shape variable;
+// `extra_args` the launch arguments of extra_params (with a leading ", " or empty).
+std::string stencil_launch(const StencilKernel& kernel, const std::string& input, const std::string& output,
+                           const std::string& out_shape, const std::string& extra_args, int z_chunk);
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

@@ -1,0 +1,25 @@
+"""Mish, x * tanh(softplus(x)), on a large activation: one transcendental-heavy elementwise pass."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROWS = 32768
+COLS = 8192
+
+CPU_SIZES = {"ROWS": 64, "COLS": 128}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.mish(x)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,101 @@
+// `hiera analyze` as a process: the listing, --json, --gpu, annotations
+// feeding kernel estimates, and the exit codes 0 / 1 / 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "subprocess.h"
+#include "temp_directory.h"
+
+namespace {
+
+using hiera::testing::run_process;
+using nlohmann::json;
+
+const std::string kFixtures = std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/analysis/";
+
+TEST(AnalyzeCommand, JsonWithRooflineEstimatesOnTheChosenGpu) {
+  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "kernelbench_conv_chain.py", "--json", "--gpu", "h100_sxm"}, "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["file"].get<std::string>(), kFixtures + "kernelbench_conv_chain.py");
+  EXPECT_EQ(j["gpu"], "h100_sxm");
+  const json& conv = j["modules"][0]["ops"][0];
+  EXPECT_EQ(conv["op"], "conv2d");
+  EXPECT_EQ(conv["work"]["bytes"], 1120000);
+  // 1.12 MB at the H100 SXM's 3350 GB/s, above 12.7 MFLOP at its float32 peak.
+  EXPECT_NEAR(conv["work"]["time_us"].get<double>(), 1120000 / 3350e9 * 1e6, 1e-9);
+  EXPECT_EQ(conv["work"]["bound"], "memory");
+  EXPECT_EQ(j["hints"][0]["rule"], "torch.fusable_elementwise_chain");
+  EXPECT_FALSE(j["hints"][0]["explanation"].get<std::string>().empty());
+}
+
+TEST(AnalyzeCommand, AnnotationsGiveAKernelItsWork) {
+  const hiera::testing::TempDirectory dir("hiera-analyze-");
+  const auto file = dir.path() / "saxpy.cu";
+  std::ofstream(file) << "// hiera: size N=1048576\n"
+                         "// hiera: flops=2*N bytes=12*N\n"
+                         "__global__ void saxpy(int n, float a, const float* x, float* y) {\n"
+                         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                         "  if (i < n) y[i] = a * x[i] + y[i];\n"
+                         "}\n"
+                         "// hiera: flops=N\n"
+                         "__global__ void other(float* y) {}\n";
+  const auto r = run_process({HIERA_BIN, "analyze", file.string(), "--json"}, "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "h200");
+  const json& work = j["kernels"][0]["work"];
+  EXPECT_EQ(work["flops"], 2097152);
+  EXPECT_EQ(work["bytes"], 12582912);
+  EXPECT_EQ(work["source"], "annotations");
+  EXPECT_NEAR(work["time_us"].get<double>(), 12582912 / 4800e9 * 1e6, 1e-9);
+  // `other`'s annotation names N, which no size of its own range defines.
+  EXPECT_EQ(j["kernels"][1]["work"], nullptr);
+}
+
+TEST(AnalyzeCommand, ReadableListingWithOneBasedPositions) {
+  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--gpu", "none"}, "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("launches.cu (cuda): 3 kernel and device functions, 5 launch sites, 5 hints, 0 problems"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  28:26   error cuda.block_size: block of 2048 threads: more than 1024, the launch of 'accumulate' fails"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("          27:3    dim3 block(16, 16, 8)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(AnalyzeCommand, HalfTypedCodeStillExitsZeroWithItsProblems) {
+  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "broken_python.py", "--json", "--gpu", "none"}, "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["problems"].size(), 4u);
+}
+
+TEST(AnalyzeCommand, UnreadableFileIsExitOne) {
+  const hiera::testing::TempDirectory dir("hiera-analyze-");
+  for (const auto& path : {(dir.path() / "missing.cu").string(), (dir.path() / "a_directory.py").string()}) {
+    std::filesystem::create_directory(dir.path() / "a_directory.py");
+    const auto r = run_process({HIERA_BIN, "analyze", path}, "");
+    EXPECT_EQ(r.exit_code, 1) << path;
+    EXPECT_EQ(r.err, "hiera analyze: " + path + ": cannot read the file\n");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(AnalyzeCommand, BadUsageIsExitTwo) {
+  const auto unsupported = run_process({HIERA_BIN, "analyze", kFixtures + "../profiles/README.md"}, "");
+  EXPECT_EQ(unsupported.exit_code, 2);
+  EXPECT_NE(unsupported.err.find("not a CUDA (.cu, .cuh) or Python (.py) file"), std::string::npos) << unsupported.err;
+  const auto gpu = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--gpu", "tpu9"}, "");
+  EXPECT_EQ(gpu.exit_code, 2);
+  EXPECT_NE(gpu.err.find("unknown GPU 'tpu9'"), std::string::npos) << gpu.err;
+  EXPECT_NE(gpu.err.find("h200"), std::string::npos) << gpu.err;
+  const auto missing = run_process({HIERA_BIN, "analyze"}, "");
+  EXPECT_EQ(missing.exit_code, 2);
+  const auto unknown_flag = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--jsno"}, "");
+  EXPECT_EQ(unknown_flag.exit_code, 2);
+}
+
+}  // namespace

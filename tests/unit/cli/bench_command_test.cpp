@@ -1,0 +1,137 @@
+// `hiera bench`: its option parsing and fingerprint, its progress line, and
+// the real executable's answers to bad usage (exit code 2, a clear message,
+// nothing written).
+#include "cli/bench_command.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cli/bench_progress.h"
+#include "subprocess.h"
+#include "temp_directory.h"
+
+namespace hiera::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using hiera::testing::run_process;
+using nlohmann::json;
+
+TEST(BenchBaselines, EagerAlwaysFirstThenCompileOnce) {
+  EXPECT_EQ(parse_baselines("eager"), (std::vector<std::string>{"eager"}));
+  EXPECT_EQ(parse_baselines("eager,compile"), (std::vector<std::string>{"eager", "compile"}));
+  EXPECT_EQ(parse_baselines("compile"), (std::vector<std::string>{"eager", "compile"}));
+  EXPECT_EQ(parse_baselines("compile, eager,compile"), (std::vector<std::string>{"eager", "compile"}));
+}
+
+TEST(BenchBaselines, RejectsUnknownAndEmptyNames) {
+  for (const auto& [list, name] : std::vector<std::pair<std::string, std::string>>{
+           {"eager,inductor", "inductor"}, {"", ""}, {"eager,", ""}, {"Eager", "Eager"}}) {
+    try {
+      parse_baselines(list);
+      FAIL() << "accepted '" << list << "'";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "--baseline: '" + name + "' is not a baseline (eager, compile)");
+    }
+  }
+}
+
+TEST(BenchFingerprint, NamesEverythingThatShapesAResult) {
+  engine::optimize::OptimizeOptions options;
+  options.budget = 8;
+  options.target_gpu = "h100";
+  options.configuration = {{"target_speedup", 1.2}};
+  const json f = bench_fingerprint(options, {"eager", "compile"}, {"llm:local"});
+  EXPECT_EQ(f, (json{{"hiera", "0.1.0"}, {"baselines", {"eager", "compile"}}, {"budget", 8}, {"time_limit_s", nullptr},
+                     {"proposers", {"llm:local"}}, {"target_gpu", "h100"}, {"spec", {{"target_speedup", 1.2}}},
+                     {"trials", 5}, {"timing_trials", 50}, {"seed", 1234}}));
+  options.time_limit_s = 60;
+  EXPECT_NE(bench_fingerprint(options, {"eager", "compile"}, {"llm:local"}), f);
+  EXPECT_NE(bench_fingerprint(options, {"eager"}, {"llm:local"}), bench_fingerprint(options, {"eager", "compile"}, {"llm:local"}));
+}
+
+TEST(BenchProgressLine, ShowsTheSuiteAndTheLatestStep) {
+  engine::bench::BenchProgress p;
+  p.total = 10;
+  p.finished = 3;
+  p.reused = 1;
+  p.correct = 2;
+  p.running = 2;
+  p.problem = "fusion/relu";
+  p.step.phase = "evaluate";
+  p.step.message = "c3: passed (1.20x)";
+  EXPECT_EQ(BenchTerminalProgress::render(p, 0),
+            "[######..............] 3/10 problems (1 reused), 2 correct, 2 running | fusion/relu: evaluate: c3: passed (1.20x)");
+  p.reused = 0;
+  p.running = 0;
+  p.problem.clear();
+  p.step.phase = "probe";
+  p.step.message = "starting the workers";
+  EXPECT_EQ(BenchTerminalProgress::render(p, 0), "[######..............] 3/10 problems, 2 correct | probe: starting the workers");
+  p.step = {};
+  EXPECT_EQ(BenchTerminalProgress::render(p, 0), "[######..............] 3/10 problems, 2 correct");
+  EXPECT_EQ(BenchTerminalProgress::render(p, 20), "[######" + std::string(10, '.') + "...");  // cut to the width
+}
+
+// Bad usage exits 2 before any worker starts, says why, and writes nothing.
+TEST(BenchUsage, BadUsageExitsTwoWithItsReason) {
+  hiera::testing::TempDirectory dir("hiera-bench-usage-");
+  fs::create_directories(dir.path() / "suite" / "fusion");
+  std::ofstream(dir.path() / "suite" / "fusion" / "notes.py") << "x = 1\n";
+  std::ofstream(dir.path() / "suite" / "fusion" / "relu.py")
+      << "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
+  const std::string suite = (dir.path() / "suite").string();
+  const std::string out = (dir.path() / "out").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{HIERA_BIN, "bench"}, "dir is required"},
+      {{HIERA_BIN, "bench", suite, "--out", out, "--baseline", "eager,inductor"}, "--baseline: 'inductor' is not a baseline (eager, compile)"},
+      {{HIERA_BIN, "bench", (dir.path() / "missing").string(), "--out", out}, (dir.path() / "missing").string() + ": not a directory"},
+      {{HIERA_BIN, "bench", suite, "--out", out, "--filter", "("}, "--filter '(': not a valid regular expression"},
+      {{HIERA_BIN, "bench", suite, "--out", out, "--filter", "^norm/"}, suite + ": no problems matching --filter '^norm/'"},
+      {{HIERA_BIN, "bench", (dir.path() / "suite" / "fusion" / "..").string() + "/fusion/", "--out", out, "--filter", "x"},
+       "no problems matching --filter 'x'"},
+      {{HIERA_BIN, "bench", suite, "--no-such-option"}, "--no-such-option"},
+      {{HIERA_BIN, "bench", suite, "--workers", "0"}, "--workers"},
+  };
+  for (const auto& [argv, message] : cases) {
+    const auto r = run_process(argv, "");
+    EXPECT_EQ(r.exit_code, 2) << argv.back() << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(BenchUsage, ADirectoryWithoutProblemsSaysWhatAProblemIs) {
+  hiera::testing::TempDirectory dir("hiera-bench-usage-");
+  std::ofstream(dir.path() / "helper.py") << "def f():\n    return 1\n";
+  const auto r = run_process({HIERA_BIN, "bench", dir.path().string(), "--out", (dir.path() / "out").string()}, "");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir.path().string() + ": no problems (KernelBench format: a .py file defining class Model(nn.Module), "
+                       "get_inputs() and get_init_inputs())"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(BenchUsage, ABadConfigurationStopsItWithExitOne) {
+  hiera::testing::TempDirectory dir("hiera-bench-usage-");
+  std::ofstream(dir.path() / "relu.py")
+      << "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
+  std::ofstream(dir.path() / "config.json") << "[1, 2]";
+  const auto r = run_process({HIERA_BIN, "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--config",
+                              (dir.path() / "config.json").string()},
+                             "");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("hiera bench: the configuration " + (dir.path() / "config.json").string() + " is not valid"),
+            std::string::npos)
+      << r.err;
+  const auto llm = run_process({HIERA_BIN, "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--llm", "nowhere",
+                                "--config", (dir.path() / "missing.json").string()},
+                               "");
+  EXPECT_EQ(llm.exit_code, 1);
+  EXPECT_NE(llm.err.find("cannot read the configuration"), std::string::npos) << llm.err;
+}
+
+}  // namespace
+}  // namespace hiera::cli

@@ -1,0 +1,246 @@
+// The suite runner with stand-ins for the optimizer and the worker: each
+// problem optimized once, measured side by side once, its result written as
+// it finishes; reused on the next run unless something that shapes it
+// changed; problems run concurrently up to the limit; a cancelled run keeps
+// what finished and records nothing of what it cut short.
+#include "engine/bench/bench_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "bench_fixtures.h"
+#include "engine/bench/problem_discovery.h"
+#include "temp_directory.h"
+
+namespace hiera::engine::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class FakeServices {
+ public:
+  BenchServices services() {
+    BenchServices s;
+    s.optimize = [this](const optimize::OptimizeOptions& options, const optimize::ProgressCallback& progress,
+                        const CancellationToken& cancel) {
+      const int now = ++in_flight_;
+      int seen = max_in_flight_.load();
+      while (now > seen && !max_in_flight_.compare_exchange_weak(seen, now)) {}
+      {
+        std::lock_guard lock(mutex_);
+        optimized_.push_back(options.target.file.stem().string());
+      }
+      optimize::OptimizeProgress p;
+      p.phase = "evaluate";
+      p.message = "c1: passed";
+      progress(p);
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      optimize::OptimizeResult r = testing::optimized(options.target.file.stem() == "relu");
+      if (options.target.file.stem() == cancel_at) {
+        cancel.cancel();
+        r.outcome = optimize::Outcome::Cancelled;
+      }
+      --in_flight_;
+      return r;
+    };
+    s.evaluate = [this](json task, eval::EvaluateOptions options) {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(task);
+      baselines_ = options.baselines;
+      eval::Timing t = testing::timing(2.0, task["candidate"]["source"].get<std::string>().find("delivered") != std::string::npos ? 0.5 : 2.0);
+      if (!options.baselines.empty()) t.baselines["compile"] = testing::stats(1.0);
+      return testing::passed(t);
+    };
+    s.gpu = [](const CancellationToken&) { return std::string("Fake GPU"); };
+    return s;
+  }
+  std::vector<std::string> optimized() {
+    std::lock_guard lock(mutex_);
+    auto out = optimized_;
+    optimized_.clear();
+    return out;
+  }
+  std::size_t measured() {
+    std::lock_guard lock(mutex_);
+    return tasks_.size();
+  }
+  int delay_ms = 0;
+  std::string cancel_at;
+  std::atomic<int> in_flight_{0};
+  std::atomic<int> max_in_flight_{0};
+  std::vector<std::string> baselines_;
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> optimized_;
+  std::vector<json> tasks_;
+};
+
+class BenchRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write(suite_.path() / "top.py", testing::kModelSource);
+    write(suite_.path() / "fusion" / "relu.py", testing::kModelSource);
+    write(suite_.path() / "fusion" / "scale.py", testing::kModelSource);
+    // A Model without get_inputs(): a problem that cannot be loaded.
+    write(suite_.path() / "broken" / "no_inputs.py", "import torch\nclass Model(torch.nn.Module):\n    pass\n");
+    problems_ = discover_problems(suite_.path());
+    settings_.out_dir = out_.path();
+    settings_.baselines = {"eager", "compile"};
+    settings_.commit = "abc123";
+    settings_.options = {{"budget", 4}};
+  }
+  static void write(const fs::path& file, const std::string& text) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+  }
+  BenchRun run(FakeServices& fake, const CancellationToken& cancel = {}) {
+    BenchRunner runner(fake.services(), knowledge_);
+    return runner.run(problems_, settings_, [&](const BenchProgress& p) {
+      std::lock_guard lock(progress_mutex_);
+      progress_.push_back(p);
+    }, cancel);
+  }
+  static std::vector<std::string> ids(const BenchRun& run) {
+    std::vector<std::string> out;
+    for (const auto& r : run.results) out.push_back(r.id());
+    return out;
+  }
+
+  hiera::testing::TempDirectory suite_{"hiera-bench-suite-"};
+  hiera::testing::TempDirectory out_{"hiera-bench-out-"};
+  knowledge::KnowledgeBase knowledge_;
+  std::vector<Problem> problems_;
+  BenchSettings settings_;
+  std::mutex progress_mutex_;
+  std::vector<BenchProgress> progress_;
+};
+
+TEST_F(BenchRunnerTest, RunsEachProblemOnceMeasuresItSideBySideAndWritesItsResult) {
+  FakeServices fake;
+  const BenchRun first = run(fake);
+  EXPECT_EQ(first.gpu, "Fake GPU");
+  EXPECT_EQ(ids(first), (std::vector<std::string>{"top", "broken/no_inputs", "fusion/relu", "fusion/scale"}));
+  EXPECT_EQ(first.ran, 4);
+  EXPECT_EQ(first.reused, 0);
+  EXPECT_FALSE(first.cancelled);
+  EXPECT_TRUE(first.errors.empty());
+  EXPECT_EQ(fake.optimized(), (std::vector<std::string>{"top", "relu", "scale"}));  // the broken one never loads
+  EXPECT_EQ(fake.measured(), 3u);
+  EXPECT_EQ(fake.baselines_, (std::vector<std::string>{"compile"}));
+
+  const ProblemResult& broken = first.results[1];
+  EXPECT_FALSE(broken.correct);
+  EXPECT_EQ(broken.outcome, "error");
+  EXPECT_NE(broken.error->find("no get_inputs() function"), std::string::npos) << *broken.error;
+  const ProblemResult& relu = first.results[2];
+  EXPECT_TRUE(relu.correct);
+  EXPECT_DOUBLE_EQ(*relu.speedup_eager, 4.0);
+  EXPECT_DOUBLE_EQ(*relu.speedup_compile, 2.0);
+  EXPECT_EQ(first.results[3].speedup_eager, 1.0);  // scale: nothing faster
+
+  // Each on disk, with the provenance that decides reuse.
+  const json stored = json::parse(std::ifstream(out_.path() / "problems" / "fusion" / "relu.json"));
+  EXPECT_EQ(problem_result_from_json(stored), relu);
+  EXPECT_EQ(stored["gpu"], "Fake GPU");
+  EXPECT_EQ(stored["commit"], "abc123");
+  EXPECT_EQ(stored["options"], (json{{"budget", 4}}));
+  EXPECT_EQ(stored["source_sha256"].get<std::string>().size(), 64u);
+  EXPECT_TRUE(fs::exists(out_.path() / "problems" / "top.json"));
+  EXPECT_TRUE(fs::exists(out_.path() / "problems" / "broken" / "no_inputs.json"));
+
+  ASSERT_FALSE(progress_.empty());
+  EXPECT_EQ(progress_.back().finished, 4);
+  EXPECT_EQ(progress_.back().total, 4);
+  EXPECT_EQ(progress_.back().correct, 3);
+  EXPECT_EQ(progress_.back().running, 0);
+  EXPECT_EQ(progress_.back().step.phase, "done");
+  EXPECT_EQ(progress_.front().step.phase, "probe");  // the suite's first word, before any problem
+  EXPECT_EQ(progress_.front().problem, "");
+}
+
+TEST_F(BenchRunnerTest, ASecondRunReusesWhatMatchesAndRunsWhatChanged) {
+  FakeServices fake;
+  const BenchRun first = run(fake);
+  fake.optimized();
+
+  const BenchRun again = run(fake);
+  EXPECT_EQ(again.reused, 4);
+  EXPECT_EQ(again.ran, 0);
+  EXPECT_TRUE(fake.optimized().empty());
+  EXPECT_EQ(again.results, first.results);
+  EXPECT_EQ(progress_.back().reused, 4);
+  EXPECT_EQ(progress_.back().step.phase, "reused");
+
+  // An edited problem runs again; the others stand.
+  write(suite_.path() / "fusion" / "scale.py", std::string(testing::kModelSource) + "# edited\n");
+  const BenchRun edited = run(fake);
+  EXPECT_EQ(edited.ran, 1);
+  EXPECT_EQ(fake.optimized(), (std::vector<std::string>{"scale"}));
+
+  // Other options, another commit, or --force: everything runs again.
+  settings_.options = {{"budget", 8}};
+  EXPECT_EQ(run(fake).ran, 4);
+  settings_.commit = "def456";
+  EXPECT_EQ(run(fake).ran, 4);
+  settings_.force = true;
+  EXPECT_EQ(run(fake).ran, 4);
+}
+
+TEST_F(BenchRunnerTest, ProblemsRunConcurrentlyUpToTheLimit) {
+  FakeServices fake;
+  fake.delay_ms = 150;
+  settings_.concurrency = 2;
+  const BenchRun both = run(fake);
+  EXPECT_EQ(both.ran, 4);
+  EXPECT_EQ(fake.max_in_flight_.load(), 2);
+  EXPECT_EQ(ids(both), (std::vector<std::string>{"top", "broken/no_inputs", "fusion/relu", "fusion/scale"}));  // suite order kept
+
+  FakeServices one_at_a_time;
+  one_at_a_time.delay_ms = 20;
+  settings_.concurrency = 1;
+  settings_.force = true;
+  run(one_at_a_time);
+  EXPECT_EQ(one_at_a_time.max_in_flight_.load(), 1);
+}
+
+TEST_F(BenchRunnerTest, ACancelledRunKeepsWhatFinishedAndRecordsNothingItCutShort) {
+  FakeServices fake;
+  fake.cancel_at = "relu";
+  CancellationToken cancel;
+  const BenchRun cut = run(fake, cancel);
+  EXPECT_TRUE(cut.cancelled);
+  EXPECT_EQ(ids(cut), (std::vector<std::string>{"top", "broken/no_inputs"}));
+  EXPECT_EQ(fake.optimized(), (std::vector<std::string>{"top", "relu"}));  // scale never started
+  EXPECT_FALSE(fs::exists(out_.path() / "problems" / "fusion" / "relu.json"));
+  EXPECT_FALSE(fs::exists(out_.path() / "problems" / "fusion" / "scale.json"));
+  EXPECT_EQ(fake.measured(), 1u);  // relu was not measured
+
+  // Running again resumes: the finished two are reused, the rest run.
+  FakeServices resume;
+  const BenchRun resumed = run(resume);
+  EXPECT_FALSE(resumed.cancelled);
+  EXPECT_EQ(resumed.reused, 2);
+  EXPECT_EQ(resumed.ran, 2);
+  EXPECT_EQ(resume.optimized(), (std::vector<std::string>{"relu", "scale"}));
+}
+
+TEST_F(BenchRunnerTest, AResultThatCannotBeWrittenIsReportedAndTheSuiteGoesOn) {
+  FakeServices fake;
+  // A file where the group folder should be: fusion's results cannot be written.
+  fs::create_directories(out_.path() / "problems");
+  std::ofstream(out_.path() / "problems" / "fusion") << "in the way\n";
+  const BenchRun r = run(fake);
+  EXPECT_EQ(r.ran, 4);
+  EXPECT_EQ(r.results.size(), 4u);
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_NE(r.errors[0].find("cannot create " + (out_.path() / "problems" / "fusion").string()), std::string::npos) << r.errors[0];
+}
+
+}  // namespace
+}  // namespace hiera::engine::bench

@@ -1,0 +1,92 @@
+// The per-problem JSON: every field written, read back unchanged, and where it lives.
+#include "engine/bench/problem_result.h"
+
+#include <gtest/gtest.h>
+
+namespace hiera::engine::bench {
+namespace {
+
+using nlohmann::json;
+
+ProblemResult full_result() {
+  ProblemResult r;
+  r.name = "19_ReLU";
+  r.group = "fusion";
+  r.file = "/suite/fusion/19_ReLU.py";
+  r.correct = true;
+  r.speedup_eager = 1.5;
+  r.speedup_compile = 0.75;
+  r.times.eager = TimeSummary{3.0, 2.9, 3.2};
+  r.times.compile = TimeSummary{1.5, 1.4, 1.6};
+  r.times.best = TimeSummary{2.0, 1.9, 2.1};
+  r.sol_ms = 0.5;
+  r.sol_fraction = 0.25;
+  r.spaces = {"S1", "S3"};
+  r.recipes = {"s3_elementwise_fusion"};
+  r.candidates = {6, 4, 2};
+  r.outcome = "improved";
+  r.run_dir = "/out/runs/x";
+  r.baseline_errors = {{"compile", "inductor failed"}};
+  r.gpu = "NVIDIA H200";
+  r.commit = "abc";
+  r.source_sha256 = "00ff";
+  r.options = {{"budget", 8}};
+  return r;
+}
+
+TEST(ProblemResultJson, WritesEveryFieldAndReadsItBackUnchanged) {
+  const ProblemResult r = full_result();
+  const json j = to_json(r);
+  EXPECT_EQ(j["name"], "19_ReLU");
+  EXPECT_EQ(j["group"], "fusion");
+  EXPECT_EQ(j["file"], "/suite/fusion/19_ReLU.py");
+  EXPECT_EQ(j["correct"], true);
+  EXPECT_EQ(j["speedup_eager"], 1.5);
+  EXPECT_EQ(j["speedup_compile"], 0.75);
+  EXPECT_EQ(j["times"]["eager"], (json{{"median_ms", 3.0}, {"p10_ms", 2.9}, {"p90_ms", 3.2}}));
+  EXPECT_EQ(j["times"]["best"]["median_ms"], 2.0);
+  EXPECT_EQ(j["sol_fraction"], 0.25);
+  EXPECT_EQ(j["spaces"], (json{"S1", "S3"}));
+  EXPECT_EQ(j["recipes"], (json{"s3_elementwise_fusion"}));
+  EXPECT_EQ(j["candidates"], (json{{"tried", 6}, {"correct", 4}, {"faster", 2}}));
+  EXPECT_EQ(j["outcome"], "improved");
+  EXPECT_EQ(j["run_dir"], "/out/runs/x");
+  EXPECT_TRUE(j["error"].is_null());
+  EXPECT_EQ(problem_result_from_json(j), r);
+  EXPECT_EQ(problem_result_from_json(json::parse(j.dump())), r);  // through text, as on disk
+}
+
+TEST(ProblemResultJson, AnErrorResultKeepsItsNullsAndItsError) {
+  ProblemResult r;
+  r.name = "broken";
+  r.group = ".";
+  r.outcome = "error";
+  r.error = "the reference does not run under the verification harness: runtime: boom";
+  const json j = to_json(r);
+  EXPECT_TRUE(j["speedup_eager"].is_null());
+  EXPECT_TRUE(j["speedup_compile"].is_null());
+  EXPECT_TRUE(j["times"]["eager"].is_null());
+  EXPECT_TRUE(j["sol_fraction"].is_null());
+  EXPECT_EQ(j["spaces"], json::array());
+  EXPECT_EQ(j["error"].get<std::string>(), *r.error);
+  EXPECT_EQ(problem_result_from_json(j), r);
+}
+
+TEST(ProblemResultJson, RejectsAFileWithAFieldMissingOrMistyped) {
+  json j = to_json(full_result());
+  j.erase("candidates");
+  EXPECT_THROW(problem_result_from_json(j), json::exception);
+  j = to_json(full_result());
+  j["correct"] = "yes";
+  EXPECT_THROW(problem_result_from_json(j), json::exception);
+  EXPECT_THROW(problem_result_from_json(json::array()), json::exception);
+}
+
+TEST(ProblemResultJson, LivesUnderProblemsByGroup) {
+  EXPECT_EQ(result_path(Problem{"19_ReLU", "fusion", "x.py"}), std::filesystem::path("problems/fusion/19_ReLU.json"));
+  EXPECT_EQ(result_path(Problem{"top", ".", "top.py"}), std::filesystem::path("problems/top.json"));
+  EXPECT_EQ(result_path(Problem{"n", "a/b", "n.py"}), std::filesystem::path("problems/a/b/n.json"));
+}
+
+}  // namespace
+}  // namespace hiera::engine::bench

@@ -1,0 +1,50 @@
+// The whole module's speed-of-light bound from its op graph.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/graph/op_graph.h"
+#include "engine/optimize/optimizer.h"
+
+namespace hiera::engine::optimize {
+namespace {
+
+using nlohmann::json;
+
+// x [1024, 1024] fp32 -> linear(1024 -> 512) -> relu: 2*1024*1024*512 flops,
+// and at least x, the weight, the bias and the output moved once.
+graph::OpGraph linear_relu() {
+  const json meta_x = {{"shape", {1024, 1024}}, {"stride", {1024, 1}}, {"dtype", "float32"}};
+  const json meta_y = {{"shape", {1024, 512}}, {"stride", {512, 1}}, {"dtype", "float32"}};
+  return graph::parse_op_graph(json{
+      {"method", "fx"}, {"class_name", "Model"}, {"forward_params", {"x"}},
+      {"parameters", {{"fc.weight", {{"shape", {512, 1024}}, {"dtype", "float32"}}}, {"fc.bias", {{"shape", {512}}, {"dtype", "float32"}}}}},
+      {"buffers", json::object()}, {"submodules", json::object()},
+      {"nodes", json::array({
+          {{"name", "x"}, {"op", "placeholder"}, {"target", "x"}, {"kind", "input"}, {"args", json::array()}, {"kwargs", json::object()}, {"meta", meta_x}, {"code", "x"}},
+          {{"name", "fc"}, {"op", "call_module"}, {"target", "fc"}, {"kind", "linear"}, {"args", {{{"node", "x"}}}}, {"kwargs", json::object()}, {"meta", meta_y}, {"flops", 2.0 * 1024 * 1024 * 512}, {"code", "self.fc(x)"}},
+          {{"name", "relu"}, {"op", "call_function"}, {"target", "torch.relu"}, {"kind", "relu"}, {"args", {{{"node", "fc"}}}}, {"kwargs", json::object()}, {"meta", meta_y}, {"flops", 1024.0 * 512}, {"code", "torch.relu(fc)"}},
+          {{"name", "output"}, {"op", "output"}, {"target", "output"}, {"kind", "output"}, {"args", {{{"node", "relu"}}}}, {"kwargs", json::object()}, {"meta", nullptr}, {"code", "relu"}}})},
+      {"total_flops", 2.0 * 1024 * 1024 * 512 + 1024.0 * 512}});
+}
+
+TEST(ModuleSpeedOfLight, TheSlowerOfBytesOverBandwidthAndFlopsOverPeak) {
+  plan::Ceilings memory_bound;
+  memory_bound.bandwidth_gbs = 1.0;  // 1 GB/s: the bytes dominate
+  memory_bound.tflops["float32"] = 50.0;
+  const double bytes = 4.0 * (1024 * 1024 + 512 * 1024 + 512 + 1024 * 512);
+  EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(linear_relu(), memory_bound), bytes / 1e9 * 1e3);
+
+  plan::Ceilings compute_bound;
+  compute_bound.bandwidth_gbs = 4000.0;
+  compute_bound.tflops["float32"] = 0.001;  // 1 GFLOP/s: the flops dominate
+  EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(linear_relu(), compute_bound),
+                   (2.0 * 1024 * 1024 * 512 + 1024.0 * 512) / 1e9 * 1e3);
+}
+
+TEST(ModuleSpeedOfLight, NoneWithoutCeilings) {
+  EXPECT_FALSE(module_speed_of_light_ms(linear_relu(), plan::Ceilings{}).has_value());
+}
+
+}  // namespace
+}  // namespace hiera::engine::optimize

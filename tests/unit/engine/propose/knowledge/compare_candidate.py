@@ -1,0 +1,96 @@
+"""Runs knowledge-proposer candidates against their references on the CPU:
+builds Model and ModelNew with the same constructor arguments, copies the
+reference's state_dict into ModelNew (its parameters must have the same
+names and shapes), runs both on get_inputs() and compares the outputs with
+torch.allclose. Also runs the runner's static checks on each candidate.
+
+    python3 compare_candidate.py REFERENCE.py=CANDIDATE.py [...]
+
+Prints one JSON line per pair, in order: {"candidate", "ok", "max_abs_diff",
+"static_findings", "error"}; exits 0 when every candidate matches and passes
+the static checks, else 1. One process for all pairs: torch imports once.
+"""
+
+import json
+import os
+import sys
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "..", "engine", "worker", "python"))
+
+import torch  # noqa: E402
+
+from hiera_runner import static_checks  # noqa: E402
+
+
+def load(path, name):
+    with open(path) as f:
+        source = f.read()
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module, source
+
+
+def flatten(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(v)]
+    return [value]
+
+
+def compare(reference_path, candidate_path, index):
+    reference, _ = load(reference_path, "hiera_reference_%d" % index)
+    candidate, candidate_source = load(candidate_path, "hiera_candidate_%d" % index)
+    result = {"candidate": candidate_path, "ok": False, "max_abs_diff": None,
+              "static_findings": static_checks.check(candidate_source), "error": None}
+    try:
+        if not issubclass(candidate.ModelNew, candidate.Model):
+            raise AssertionError("ModelNew does not subclass Model")
+        init = reference.get_init_inputs()
+        torch.manual_seed(1234)
+        model = reference.Model(*init)
+        new = candidate.ModelNew(*init)
+        new.load_state_dict(model.state_dict())
+        torch.manual_seed(1234)
+        inputs = reference.get_inputs()
+        with torch.no_grad():
+            expected = flatten(model(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]))
+            got = flatten(new(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]))
+        if len(expected) != len(got):
+            raise AssertionError("%d outputs, expected %d" % (len(got), len(expected)))
+        worst = 0.0
+        for e, g in zip(expected, got):
+            if not isinstance(e, torch.Tensor):
+                if e != g:
+                    raise AssertionError("output %r, expected %r" % (g, e))
+                continue
+            if e.shape != g.shape or e.dtype != g.dtype:
+                raise AssertionError("output %s %s, expected %s %s" % (tuple(g.shape), g.dtype, tuple(e.shape), e.dtype))
+            if e.numel():
+                worst = max(worst, (e.double() - g.double()).abs().max().item())
+            if not torch.allclose(e, g, rtol=1e-4, atol=1e-5):
+                raise AssertionError("outputs differ by up to %g" % worst)
+        result["max_abs_diff"] = worst
+        result["ok"] = not result["static_findings"]
+    except Exception as e:  # reported, not raised: the test prints the line
+        result["error"] = "%s: %s" % (type(e).__name__, e)
+    return result
+
+
+def main():
+    ok = True
+    for index, pair in enumerate(sys.argv[1:]):
+        reference_path, candidate_path = pair.split("=", 1)
+        result = compare(reference_path, candidate_path, index)
+        ok = ok and result["ok"]
+        print(json.dumps(result))
+        sys.stdout.flush()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+// The CUDA a generated kernel uses, emulated on the CPU so that the unit tests
+// can run generated kernels without a GPU. run_replacements.py compiles each
+// kernel's source behind this header (with HIERA_EMULATED_LAUNCHER(name)
+// appended) into a shared library; cuda_emulation_runtime.cpp, loaded once,
+// runs the grid: each block in turn, its threads as std::threads,
+// __syncthreads as a barrier, __shfl_xor_sync through a per-warp exchange
+// buffer, __shared__ as static storage (one block at a time). Float32 kernels
+// only (no __half). Light on purpose: every kernel compiles it.
+#include <math.h>
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+struct uint3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+extern thread_local uint3 threadIdx, blockIdx;
+extern thread_local dim3 blockDim, gridDim;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(threads)
+#define __shared__ static
+
+extern "C" void __syncthreads();
+extern "C" float __shfl_xor_sync(unsigned mask, float value, int offset);
+// Runs body(context) as every thread of every block of the grid.
+extern "C" void hiera_emulate_grid(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                   void (*body)(void*), void* context);
+
+inline float __int_as_float(unsigned bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline int min(int a, int b) { return a < b ? a : b; }
+
+template <typename... Params>
+constexpr std::size_t hiera_arity(void (*)(Params...)) {
+  return sizeof...(Params);
+}
+
+// Calls `kernel` with its arguments read from `args` (a pointer to each, as cuLaunchKernel takes them).
+template <typename... Params, std::size_t... I>
+void hiera_call(void (*kernel)(Params...), void** args, std::index_sequence<I...>) {
+  kernel(*static_cast<std::remove_cv_t<std::remove_reference_t<Params>>*>(args[I])...);
+}
+
+#define HIERA_EMULATED_LAUNCHER(name)                                                                     \
+  static void hiera_body_##name(void* args) {                                                            \
+    hiera_call(&name, static_cast<void**>(args), std::make_index_sequence<hiera_arity(&name)>());       \
+  }                                                                                                      \
+  extern "C" void hiera_launch_##name(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,     \
+                                      unsigned bz, void** args) {                                       \
+    hiera_emulate_grid(gx, gy, gz, bx, by, bz, &hiera_body_##name, args);                               \
+  }

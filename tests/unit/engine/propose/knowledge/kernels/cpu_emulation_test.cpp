@@ -1,0 +1,326 @@
+// The generated kernels and their launch statements, run: every rewrite kind
+// on small graphs, compiled for the CPU (cpu_emulation/cuda_emulation.h) and
+// executed by cpu_emulation/run_replacements.py exactly as the emitted forward
+// would run them, then compared with torch's own result. No GPU needed; skipped
+// (saying why) without a python3 that imports torch or a host C++ compiler.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+#include "graph_builder.h"
+#include "kernel_test_support.h"
+#include "subprocess.h"
+#include "temp_directory.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using namespace hiera::engine::propose::knowledge_proposer;
+using hiera::engine::graph::Arg;
+using hiera::engine::graph::OpGraph;
+using hiera::testing::bool_arg;
+using hiera::testing::GraphBuilder;
+using hiera::testing::int_arg;
+using hiera::testing::list_arg;
+using hiera::testing::node_arg;
+using hiera::testing::number_arg;
+using hiera::testing::slice_arg;
+using hiera::testing::string_arg;
+using nlohmann::json;
+using Shape = std::vector<std::int64_t>;
+
+std::string torch_python() {
+  const auto found = hiera::testing::run_process({HIERA_SOURCE_DIR "/scripts/find-torch-python"}, "", 60s);
+  if (found.exit_code != 0) return "";
+  std::string path = found.out;
+  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+  return path;
+}
+
+struct Case {
+  std::string name;
+  OpGraph graph;
+  std::map<std::string, std::string> reference;  // output node -> torch expression over the inputs
+  std::vector<std::string> recipes;              // what the rewrites must have produced
+  std::vector<std::string> setup = {};
+  std::vector<std::string> misaligned = {};
+  bool gpu_only = false;       // too big to emulate: run and timed by --device cuda only
+  double bound_bytes = 0.0;    // minimum DRAM traffic, for the timing's share of the bound
+};
+
+json case_json(const Case& c) {
+  KernelRewriteOptions options;
+  options.knowledge = &hiera::testing::source_knowledge();
+  const auto result = analyze_kernel_rewrites(c.graph, options);
+  std::vector<std::string> recipes;
+  json replacements = json::array();
+  for (const auto& r : result.replacements) {
+    recipes.push_back(r.recipe);
+    json kernels = json::object();
+    for (const auto& k : r.kernels) kernels[k.name] = k.source;
+    replacements.push_back({{"statements", r.statements}, {"kernels", kernels}});
+  }
+  EXPECT_EQ(recipes, c.recipes) << c.name;
+  json inputs = json::object(), module_tensors = json::object();
+  for (const auto& n : c.graph.nodes)
+    if ((n.op == "placeholder" || n.op == "get_attr") && n.meta) inputs[n.name] = n.meta->shape;
+  for (const auto& [path, info] : c.graph.parameters) module_tensors[path] = info.shape;
+  for (const auto& [path, info] : c.graph.buffers) module_tensors[path] = info.shape;
+  return {{"name", c.name},         {"inputs", inputs},           {"module_tensors", module_tensors},
+          {"setup", c.setup},       {"misaligned", c.misaligned}, {"reference", c.reference},
+          {"gpu_only", c.gpu_only}, {"bound_bytes", c.bound_bytes}, {"replacements", replacements}};
+}
+
+OpGraph bias_leaky_scale(Shape shape = {3, 5, 7, 7}) {
+  GraphBuilder b;
+  b.input("conv", shape);
+  b.parameter("bias", "bias", {shape[1], 1, 1});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("conv"), node_arg("bias")}, {}, shape);
+  b.call("leaky", "call_function", "torch.nn.functional.leaky_relu", "leaky_relu", {node_arg("add")},
+         {{"negative_slope", number_arg(0.2)}}, shape);
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("leaky"), number_arg(2.0)}, {}, shape);
+  return b.build({"mul"});
+}
+
+OpGraph broadcasts() {
+  GraphBuilder b;
+  b.input("x", {3, 5, 6, 7}).input("row", {7}).input("plane", {3, 1, 6, 7}).input("s", {1});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("x"), node_arg("row")}, {}, {3, 5, 6, 7});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("add"), node_arg("plane")}, {}, {3, 5, 6, 7});
+  b.call("sub", "call_function", "operator.sub", "sub", {node_arg("mul"), node_arg("s")}, {}, {3, 5, 6, 7});
+  return b.build({"sub"});
+}
+
+OpGraph batch_norm_relu() {
+  GraphBuilder b;
+  b.input("x", {4, 8, 5, 5});
+  b.module("bn", "BatchNorm2d", {{"eps", 1e-5}, {"track_running_stats", true}}, {{"weight", {8}}, {"bias", {8}}},
+           {{"running_mean", {8}}, {"running_var", {8}}});
+  b.call("bn", "call_module", "bn", "batch_norm", {node_arg("x")}, {}, {4, 8, 5, 5}, "float32", "self.bn(x)");
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("bn")}, {}, {4, 8, 5, 5});
+  return b.build({"relu"});
+}
+
+OpGraph activations() {
+  GraphBuilder b;
+  b.input("x", {5, 77}).input("r", {5, 77});
+  b.call("gt", "call_function", "operator.gt", "unknown", {node_arg("x"), number_arg(0.0)}, {}, {5, 77}, "bool");
+  b.call("where", "call_function", "torch.where", "where", {node_arg("gt"), node_arg("x"), number_arg(0.5)}, {}, {5, 77});
+  b.call("sigmoid", "call_function", "torch.sigmoid", "sigmoid", {node_arg("where")}, {}, {5, 77});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("where"), node_arg("sigmoid")}, {}, {5, 77});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("mul"), node_arg("r")}, {}, {5, 77});
+  b.call("mish", "call_function", "torch.nn.functional.mish", "mish", {node_arg("add")}, {}, {5, 77});
+  b.call("gelu", "call_function", "torch.nn.functional.gelu", "gelu", {node_arg("mish")},
+         {{"approximate", string_arg("tanh")}}, {5, 77});
+  b.call("hs", "call_function", "torch.nn.functional.hardswish", "hardswish", {node_arg("gelu")}, {}, {5, 77});
+  b.call("div", "call_function", "operator.truediv", "div", {node_arg("hs"), number_arg(3.0)}, {}, {5, 77});
+  return b.build({"div"});
+}
+
+OpGraph softmax_mask() {
+  GraphBuilder b;
+  b.input("x", {2, 3, 5, 40}).input("mask", {5, 40}).input("v", {2, 3, 5, 40});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("x"), number_arg(0.125)}, {}, {2, 3, 5, 40});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("mul"), node_arg("mask")}, {}, {2, 3, 5, 40});
+  b.call("softmax", "call_function", "torch.softmax", "softmax", {node_arg("add")}, {{"dim", int_arg(-1)}}, {2, 3, 5, 40});
+  b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("softmax"), node_arg("v")}, {}, {2, 3, 5, 40});
+  return b.build({"mul_1"});
+}
+
+OpGraph reductions() {
+  GraphBuilder b;
+  b.input("h", {37, 70}).input("x", {33, 100}).input("conv", {5, 7, 40, 40}).input("w", {3, 2500});
+  b.call("sigmoid", "call_function", "torch.sigmoid", "sigmoid", {node_arg("h")}, {}, {37, 70});
+  b.call("sum_1", "call_method", "sum", "sum", {node_arg("sigmoid")}, {{"dim", int_arg(-1)}, {"keepdim", bool_arg(true)}},
+         {37, 1});
+  b.call("half_sum", "call_function", "operator.mul", "mul", {node_arg("sum_1"), number_arg(0.5)}, {}, {37, 1});
+  b.call("amax", "call_function", "torch.amax", "amax", {node_arg("x")}, {{"dim", int_arg(1)}}, {33});
+  b.call("lse", "call_function", "torch.logsumexp", "logsumexp", {node_arg("x"), int_arg(-1)},
+         {{"keepdim", bool_arg(true)}}, {33, 1});
+  b.call("pooled", "call_method", "mean", "mean", {node_arg("conv"), list_arg({int_arg(2), int_arg(3)})}, {}, {5, 7});
+  b.call("log_probs", "call_function", "torch.log_softmax", "log_softmax", {node_arg("w"), int_arg(1)}, {}, {3, 2500});
+  return b.build({"half_sum", "amax", "lse", "pooled", "log_probs"});
+}
+
+// Over the channels of [N, C, H, W]: strided columns.
+OpGraph strided_reductions() {
+  GraphBuilder b;
+  b.input("x", {3, 6, 5, 7}).input("y", {2, 9, 4, 10});
+  b.call("sum_1", "call_function", "torch.sum", "sum", {node_arg("x"), int_arg(1)}, {{"keepdim", bool_arg(true)}},
+         {3, 1, 5, 7});
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("sum_1")}, {}, {3, 1, 5, 7});
+  b.call("max_1", "call_function", "torch.max", "max", {node_arg("x")}, {{"dim", int_arg(1)}}, {}, "none");
+  b.call("getitem", "call_function", "operator.getitem", "getitem", {node_arg("max_1"), int_arg(0)}, {}, {3, 5, 7});
+  b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("getitem")}, {}, {3, 5, 7});
+  b.call("lse", "call_function", "torch.logsumexp", "logsumexp", {node_arg("y"), int_arg(1)},
+         {{"keepdim", bool_arg(true)}}, {2, 1, 4, 10});
+  b.call("softmax", "call_function", "torch.softmax", "softmax", {node_arg("y"), int_arg(1)}, {}, {2, 9, 4, 10});
+  return b.build({"relu", "tanh", "lse", "softmax"});
+}
+
+OpGraph norms() {
+  GraphBuilder b;
+  b.input("x", {3, 5, 96}).input("r", {3, 5, 96}).input("c", {2, 8, 40, 40}).input("d", {3, 16, 9, 9});
+  b.input("e", {2, 6, 11, 13});
+  b.module("ln", "LayerNorm", {{"normalized_shape", {96}}, {"eps", 1e-5}}, {{"weight", {96}}, {"bias", {96}}});
+  b.module("gn", "GroupNorm", {{"num_groups", 2}, {"num_channels", 8}, {"eps", 1e-5}}, {{"weight", {8}}, {"bias", {8}}});
+  b.module("gn4", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}}, {{"weight", {16}}, {"bias", {16}}});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("x"), node_arg("r")}, {}, {3, 5, 96});
+  b.call("ln", "call_module", "ln", "layer_norm", {node_arg("add")}, {}, {3, 5, 96}, "float32", "self.ln(add)");
+  b.call("gelu", "call_function", "torch.nn.functional.gelu", "gelu", {node_arg("ln")}, {}, {3, 5, 96});
+  b.call("res", "call_function", "operator.add", "add", {node_arg("gelu"), node_arg("add")}, {}, {3, 5, 96});
+  b.call("gn", "call_module", "gn", "group_norm", {node_arg("c")}, {}, {2, 8, 40, 40}, "float32", "self.gn(c)");
+  b.call("swish", "call_function", "torch.nn.functional.silu", "silu", {node_arg("gn")}, {}, {2, 8, 40, 40});
+  b.call("gn4", "call_module", "gn4", "group_norm", {node_arg("d")}, {}, {3, 16, 9, 9}, "float32", "self.gn4(d)");
+  b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("gn4")}, {}, {3, 16, 9, 9});
+  b.call("inorm", "call_function", "torch.nn.functional.instance_norm", "instance_norm", {node_arg("e")},
+         {{"eps", number_arg(1e-3)}}, {2, 6, 11, 13});
+  return b.build({"res", "swish", "tanh", "inorm"});
+}
+
+Arg slices(std::vector<std::pair<std::optional<long long>, std::optional<long long>>> bounds) {
+  std::vector<Arg> items;
+  for (const auto& [a, b] : bounds) items.push_back(slice_arg(a, b));
+  return list_arg(items);
+}
+
+// The 7-point Laplacian on a grid (70 x 21 x 45: two z chunks of 34 planes) and a batched 2D Jacobi step.
+OpGraph slice_stencils(Shape grid = {70, 21, 45}) {
+  const std::optional<long long> none;
+  GraphBuilder b;
+  b.input("x", grid).input("u", {3, 30, 70});
+  const Shape out = {grid[0] - 2, grid[1] - 2, grid[2] - 2};
+  const std::vector<std::tuple<const char*, Arg, const char*>> taps = {
+      {"g0", slices({{2, none}, {1, -1}, {1, -1}}), "x[2:, 1:-1, 1:-1]"},
+      {"g1", slices({{none, -2}, {1, -1}, {1, -1}}), "x[:-2, 1:-1, 1:-1]"},
+      {"g2", slices({{1, -1}, {2, none}, {1, -1}}), "x[1:-1, 2:, 1:-1]"},
+      {"g3", slices({{1, -1}, {none, -2}, {1, -1}}), "x[1:-1, :-2, 1:-1]"},
+      {"g4", slices({{1, -1}, {1, -1}, {2, none}}), "x[1:-1, 1:-1, 2:]"},
+      {"g5", slices({{1, -1}, {1, -1}, {none, -2}}), "x[1:-1, 1:-1, :-2]"},
+      {"g6", slices({{1, -1}, {1, -1}, {1, -1}}), "x[1:-1, 1:-1, 1:-1]"}};
+  for (const auto& [name, index, code] : taps)
+    b.call(name, "call_function", "operator.getitem", "getitem", {node_arg("x"), index}, {}, out, "float32", code);
+  b.call("a1", "call_function", "operator.add", "add", {node_arg("g0"), node_arg("g1")}, {}, out);
+  b.call("a2", "call_function", "operator.add", "add", {node_arg("a1"), node_arg("g2")}, {}, out);
+  b.call("a3", "call_function", "operator.add", "add", {node_arg("a2"), node_arg("g3")}, {}, out);
+  b.call("a4", "call_function", "operator.add", "add", {node_arg("a3"), node_arg("g4")}, {}, out);
+  b.call("a5", "call_function", "operator.add", "add", {node_arg("a4"), node_arg("g5")}, {}, out);
+  b.call("m", "call_function", "operator.mul", "mul", {int_arg(6), node_arg("g6")}, {}, out);
+  b.call("lap", "call_function", "operator.sub", "sub", {node_arg("a5"), node_arg("m")}, {}, out);
+  const Shape out2 = {3, 28, 68};
+  b.call("n", "call_function", "operator.getitem", "getitem", {node_arg("u"), slices({{none, none}, {none, -2}, {1, -1}})},
+         {}, out2, "float32", "u[:, :-2, 1:-1]");
+  b.call("s", "call_function", "operator.getitem", "getitem", {node_arg("u"), slices({{none, none}, {2, none}, {1, -1}})},
+         {}, out2, "float32", "u[:, 2:, 1:-1]");
+  b.call("w", "call_function", "operator.getitem", "getitem", {node_arg("u"), slices({{none, none}, {1, -1}, {none, -2}})},
+         {}, out2, "float32", "u[:, 1:-1, :-2]");
+  b.call("e", "call_function", "operator.getitem", "getitem", {node_arg("u"), slices({{none, none}, {1, -1}, {2, none}})},
+         {}, out2, "float32", "u[:, 1:-1, 2:]");
+  b.call("b1", "call_function", "operator.add", "add", {node_arg("n"), node_arg("s")}, {}, out2);
+  b.call("b2", "call_function", "operator.add", "add", {node_arg("b1"), node_arg("w")}, {}, out2);
+  b.call("b3", "call_function", "operator.add", "add", {node_arg("b2"), node_arg("e")}, {}, out2);
+  b.call("jacobi", "call_function", "operator.mul", "mul", {node_arg("b3"), number_arg(0.25)}, {}, out2);
+  return b.build({"lap", "jacobi"});
+}
+
+OpGraph conv_stencils() {
+  GraphBuilder b;
+  b.input("x", {2, 1, 20, 18, 35}).input("y", {2, 3, 20, 40});
+  b.buffer("stencil", "stencil", {1, 1, 3, 3, 3}, false);
+  b.buffer("blur", "blur", {3, 1, 5, 5}, false);
+  b.buffer("shift", "shift", {3}, false);
+  b.call("conv3d", "call_function", "torch.conv3d", "conv3d", {node_arg("x"), node_arg("stencil")},
+         {{"padding", int_arg(1)}}, {2, 1, 20, 18, 35});
+  b.call("conv2d", "call_function", "torch.nn.functional.conv2d", "conv2d",
+         {node_arg("y"), node_arg("blur"), node_arg("shift")}, {{"padding", int_arg(2)}, {"groups", int_arg(3)}},
+         {2, 3, 20, 40});
+  return b.build({"conv3d", "conv2d"});
+}
+
+TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
+  const std::string python = torch_python();
+  if (python.empty()) GTEST_SKIP() << "no python3 that imports torch (scripts/find-torch-python)";
+  const std::vector<Case> cases = {
+      {"bias_leaky_scale", bias_leaky_scale(), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}}, {"s3_elementwise_fusion"}},
+      {"bias_leaky_scale_misaligned", bias_leaky_scale(), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}},
+       {"s3_elementwise_fusion"}, {}, {"conv"}},
+      {"broadcasts", broadcasts(), {{"sub", "(x + row) * plane - s"}}, {"s3_elementwise_fusion"}},
+      {"batch_norm_relu", batch_norm_relu(),
+       {{"relu", "torch.relu(F.batch_norm(x, self.bn.running_mean, self.bn.running_var, self.bn.weight, self.bn.bias, "
+                 "False, 0.1, 1e-5))"}},
+       {"s3_elementwise_fusion"}},
+      {"activations", activations(),
+       {{"div", "F.hardswish(F.gelu(F.mish(torch.where(x > 0, x, torch.tensor(0.5)) * torch.sigmoid(torch.where(x > 0, "
+                "x, torch.tensor(0.5))) + r), approximate='tanh')) / 3.0"}},
+       {"s3_elementwise_fusion"}},
+      {"softmax_mask", softmax_mask(), {{"mul_1", "torch.softmax(x * 0.125 + mask, -1) * v"}}, {"s3_fused_row_softmax"}},
+      {"reductions", reductions(),
+       {{"half_sum", "torch.sigmoid(h).sum(-1, keepdim=True) * 0.5"}, {"amax", "torch.amax(x, 1)"},
+        {"lse", "torch.logsumexp(x, -1, keepdim=True)"}, {"pooled", "conv.mean((2, 3))"},
+        {"log_probs", "torch.log_softmax(w, 1)"}},
+       {"s3_warp_shuffle_row_reduction", "s3_warp_shuffle_row_reduction", "s3_fused_logsumexp",
+        "s3_warp_shuffle_row_reduction", "s3_fused_row_softmax"},
+       {"x[3, 7] = float('nan')", "x[5, :] = float('-inf')", "x[6, 2] = float('inf')"}},
+      {"strided_reductions", strided_reductions(),
+       {{"relu", "torch.relu(x.sum(1, keepdim=True))"}, {"tanh", "torch.tanh(torch.max(x, dim=1)[0])"},
+        {"lse", "torch.logsumexp(y, 1, keepdim=True)"}, {"softmax", "torch.softmax(y, 1)"}},
+       {"s3_warp_shuffle_row_reduction", "s3_warp_shuffle_row_reduction", "s3_fused_logsumexp", "s3_fused_row_softmax"}},
+      {"norms", norms(),
+       {{"res", "F.gelu(F.layer_norm(x + r, (96,), self.ln.weight, self.ln.bias, 1e-5)) + (x + r)"},
+        {"swish", "F.silu(F.group_norm(c, 2, self.gn.weight, self.gn.bias, 1e-5))"},
+        {"tanh", "torch.tanh(F.group_norm(d, 4, self.gn4.weight, self.gn4.bias, 1e-5))"},
+        {"inorm", "F.instance_norm(e, eps=1e-3)"}},
+       {"s3_welford_layer_norm", "s3_welford_group_norm", "s3_welford_group_norm", "s3_welford_group_norm"}},
+      {"slice_stencils", slice_stencils(),
+       {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
+                "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"},
+        {"jacobi", "(u[:, :-2, 1:-1] + u[:, 2:, 1:-1] + u[:, 1:-1, :-2] + u[:, 1:-1, 2:]) * 0.25"}},
+       {"s3_stencil3d_7pt_register_z", "s3_stencil2d_shared_tile"}},
+      {"conv_stencils", conv_stencils(),
+       {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
+       {"s3_stencil3d_27pt", "s3_stencil2d_shared_tile"},
+       // A 7-point Laplacian in 27 coefficients: the kernel skips the zero ones.
+       {"stencil.zero_()", "stencil[0, 0, 1, 1, 1] = -6.0",
+        "stencil[0, 0, 0, 1, 1] = stencil[0, 0, 2, 1, 1] = stencil[0, 0, 1, 0, 1] = 1.0",
+        "stencil[0, 0, 1, 2, 1] = stencil[0, 0, 1, 1, 0] = stencil[0, 0, 1, 1, 2] = 1.0"}},
+  };
+  // Run and timed on a GPU only (run_replacements.py --device cuda): the 512^3 Laplacian whose target is 80% of
+  // the DRAM bound (read 512^3 + write 510^3 floats), and a large conv epilogue.
+  std::vector<Case> gpu_cases = {
+      {"laplacian_512", slice_stencils({512, 512, 512}),
+       {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
+                "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
+       {"s3_stencil3d_7pt_register_z", "s3_stencil2d_shared_tile"}, {}, {}, true, 4.0 * (512.0 * 512 * 512 + 510.0 * 510 * 510)},
+      {"bias_leaky_scale_large", bias_leaky_scale({128, 64, 64, 64}), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}},
+       {"s3_elementwise_fusion"}, {}, {}, true, 2 * 4.0 * 128 * 64 * 64 * 64},
+  };
+  json all = {{"cases", json::array()}};
+  for (const auto& c : cases) all["cases"].push_back(case_json(c));
+  for (const auto& c : gpu_cases) all["cases"].push_back(case_json(c));
+  hiera::testing::TempDirectory dir("hiera-cpu-emulation-");
+  const auto file = dir.path() / "cases.json";
+  std::ofstream(file) << all.dump();
+  // HIERA_KERNEL_CASES=path keeps the cases for a GPU run: run_replacements.py path work --device cuda.
+  if (const char* keep = std::getenv("HIERA_KERNEL_CASES")) std::ofstream(keep) << all.dump();
+  // Compiled kernels are kept by content hash across runs.
+  const auto work = std::filesystem::temp_directory_path() / "hiera-cpu-emulation-cache";
+  const auto result = hiera::testing::run_process(
+      {python, HIERA_SOURCE_DIR "/tests/unit/engine/propose/knowledge/kernels/cpu_emulation/run_replacements.py",
+       file.string(), work.string()},
+      "", 600s);
+  if (result.exit_code == 77) GTEST_SKIP() << result.out;
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
+  // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 23) << result.out;
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
+}
+
+}  // namespace

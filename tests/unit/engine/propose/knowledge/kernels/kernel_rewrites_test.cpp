@@ -1,0 +1,92 @@
+// The S3 entry point: every rewrite kind on one graph, non-overlapping and in
+// graph order, with the reasons for what was left alone; and the refusal to
+// run without the templates.
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph_builder.h"
+#include "kernel_test_support.h"
+
+namespace {
+
+using namespace hiera::engine::propose::knowledge_proposer;
+using hiera::engine::graph::OpGraph;
+using hiera::testing::GraphBuilder;
+using hiera::testing::int_arg;
+using hiera::testing::list_arg;
+using hiera::testing::node_arg;
+using hiera::testing::number_arg;
+using hiera::testing::slice_arg;
+using ::testing::ElementsAre;
+
+KernelRewriteOptions options() {
+  KernelRewriteOptions o;
+  o.knowledge = &hiera::testing::source_knowledge();
+  return o;
+}
+
+// conv -> + bias -> relu -> GroupNorm -> * 2 -> mean over the channels ; softmax(h * 0.1) ;
+// u[:, 2:] + u[:, :-2] - 2 * u[:, 1:-1] (a 1D stencil on a batch of rows) ; a lone tanh.
+OpGraph mixed_model() {
+  GraphBuilder b;
+  b.input("x", {8, 3, 64, 64}).input("h", {512, 1024}).input("u", {4, 4096});
+  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 32}}, {{"weight", {32, 3, 3, 3}}});
+  b.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 32}, {"eps", 1e-5}, {"affine", true}},
+           {{"weight", {32}}, {"bias", {32}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {8, 32, 64, 64}, "float32", "self.conv(x)");
+  b.parameter("bias", "bias", {32, 1, 1});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("conv"), node_arg("bias")}, {}, {8, 32, 64, 64});
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("add")}, {}, {8, 32, 64, 64});
+  b.call("gn", "call_module", "gn", "group_norm", {node_arg("relu")}, {}, {8, 32, 64, 64}, "float32", "self.gn(relu)");
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("gn"), number_arg(2.0)}, {}, {8, 32, 64, 64});
+  b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("h"), number_arg(0.1)}, {}, {512, 1024});
+  b.call("softmax", "call_function", "torch.softmax", "softmax", {node_arg("mul_1"), int_arg(-1)}, {}, {512, 1024});
+  b.call("mean", "call_method", "mean", "mean", {node_arg("mul"), int_arg(1)}, {}, {8, 64, 64});
+  b.call("a", "call_function", "operator.getitem", "getitem", {node_arg("u"), list_arg({slice_arg({}, {}), slice_arg(2, {})})},
+         {}, {4, 4094}, "float32", "u[:, 2:]");
+  b.call("c", "call_function", "operator.getitem", "getitem", {node_arg("u"), list_arg({slice_arg({}, {}), slice_arg({}, -2)})},
+         {}, {4, 4094}, "float32", "u[:, :-2]");
+  b.call("m", "call_function", "operator.getitem", "getitem", {node_arg("u"), list_arg({slice_arg({}, {}), slice_arg(1, -1)})},
+         {}, {4, 4094}, "float32", "u[:, 1:-1]");
+  b.call("add_1", "call_function", "operator.add", "add", {node_arg("a"), node_arg("c")}, {}, {4, 4094});
+  b.call("mul_2", "call_function", "operator.mul", "mul", {node_arg("m"), number_arg(2.0)}, {}, {4, 4094});
+  b.call("sub", "call_function", "operator.sub", "sub", {node_arg("add_1"), node_arg("mul_2")}, {}, {4, 4094});
+  b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("h")}, {}, {512, 1024});
+  return b.build({"mean", "softmax", "sub", "tanh"});
+}
+
+TEST(KernelRewrites, EveryKindOnOneGraphWithoutOverlap) {
+  const OpGraph graph = mixed_model();
+  const KernelRewriteResult result = analyze_kernel_rewrites(graph, options());
+  std::vector<std::string> produced, recipes;
+  for (const auto& r : result.replacements) produced.push_back(r.produces), recipes.push_back(r.recipe);
+  // In graph order of what they produce.
+  EXPECT_THAT(produced, ElementsAre("mul", "softmax", "mean", "sub"));
+  EXPECT_THAT(recipes, ElementsAre("s3_welford_group_norm", "s3_fused_row_softmax", "s3_warp_shuffle_row_reduction",
+                                   "s3_stencil2d_shared_tile"));
+  // The bias add and relu are the group norm's prologue, the scale its epilogue; the lone tanh is left to torch.
+  EXPECT_THAT(result.replacements[0].covered, ElementsAre("add", "gn", "mul", "relu"));
+  EXPECT_THAT(result.replacements[1].covered, ElementsAre("mul_1", "softmax"));
+  // The channel mean reads the group norm kernel's output, at stride 64 * 64.
+  EXPECT_THAT(result.replacements[2].covered, ElementsAre("mean"));
+  EXPECT_EQ(result.replacements[2].kernels[0].name, "fused_mean_strided");
+  EXPECT_THAT(result.replacements[3].covered, ElementsAre("a", "add_1", "c", "m", "mul_2", "sub"));
+  std::set<std::string> seen;
+  for (const auto& r : result.replacements) {
+    for (const auto& node : r.covered) EXPECT_TRUE(seen.insert(node).second) << node << " covered twice";
+    hiera::testing::expect_kernels_compile(r);
+  }
+  EXPECT_TRUE(result.skipped.empty());
+  EXPECT_EQ(find_kernel_rewrites(graph, options()).size(), 4u);
+}
+
+TEST(KernelRewrites, NeedTheTemplatesAndAGraph) {
+  EXPECT_THROW(analyze_kernel_rewrites(mixed_model(), KernelRewriteOptions{}), std::invalid_argument);
+  OpGraph empty;
+  empty.fallback = "data-dependent control flow";
+  EXPECT_TRUE(find_kernel_rewrites(empty, options()).empty());
+}
+
+}  // namespace

@@ -1,0 +1,173 @@
+// Row reductions fused with the ops around them: sum with keepdim and an
+// epilogue, mean over trailing dims (global average pooling), amax's NaN
+// rule, logsumexp; and refusals (inner dims, indices, too few rows).
+#include "engine/propose/knowledge/kernels/row_reduction.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph_builder.h"
+#include "kernel_test_support.h"
+
+namespace {
+
+using namespace hiera::engine::propose::knowledge_proposer;
+using namespace hiera::engine::propose::knowledge_proposer::kernels;
+using hiera::engine::graph::OpGraph;
+using hiera::testing::bool_arg;
+using hiera::testing::GraphBuilder;
+using hiera::testing::int_arg;
+using hiera::testing::list_arg;
+using hiera::testing::node_arg;
+using hiera::testing::number_arg;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+KernelRewriteOptions options() {
+  KernelRewriteOptions o;
+  o.knowledge = &hiera::testing::source_knowledge();
+  return o;
+}
+
+// max_1 = torch.max(x, dim=1) (a tuple), getitem = max_1[0], tanh = torch.tanh(getitem).
+void engine_node_tuple(GraphBuilder& b) {
+  b.call("max_1", "call_function", "torch.max", "max", {node_arg("x")}, {{"dim", int_arg(1)}}, {}, "none");
+  b.call("getitem", "call_function", "operator.getitem", "getitem", {node_arg("max_1"), int_arg(0)}, {}, {32, 16, 16});
+  b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("getitem")}, {}, {32, 16, 16});
+}
+
+std::vector<Replacement> reductions(const OpGraph& graph, std::vector<SkippedRewrite>& skipped) {
+  std::set<std::string> covered;
+  return find_row_reductions(graph, covered, options(), skipped);
+}
+
+// sigmoid(linear) -> sum(dim=-1, keepdim=True) -> * 0.5
+TEST(RowReduction, SumWithKeepdimAndAnEpilogue) {
+  GraphBuilder b;
+  b.input("h", {4096, 512});
+  b.call("sigmoid", "call_function", "torch.sigmoid", "sigmoid", {node_arg("h")}, {}, {4096, 512});
+  b.call("sum_1", "call_method", "sum", "sum", {node_arg("sigmoid")}, {{"dim", int_arg(-1)}, {"keepdim", bool_arg(true)}},
+         {4096, 1});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("sum_1"), number_arg(0.5)}, {}, {4096, 1});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"mul"}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_warp_shuffle_row_reduction");
+  EXPECT_THAT(r.covered, ElementsAre("mul", "sigmoid", "sum_1"));
+  EXPECT_EQ(r.description,
+            "sigmoid + sum + mul: sum over the last dimension fused into one kernel (one warp per segment)");
+  EXPECT_THAT(r.statements,
+              ElementsAre("_mul_in_shape = h.shape", "assert h.dtype == torch.float32, \"kernel fused_mul expects float32 h\"",
+                          "_mul_rows = _mul_in_shape[:1].numel()", "_mul_cols = _mul_in_shape[1:2].numel()",
+                          "_mul_out_shape = _mul_in_shape[:1] + (1,)",
+                          "mul = torch.empty(_mul_out_shape, dtype=h.dtype, device=h.device)",
+                          "assert _mul_in_shape.numel() < 2**31, \"kernel fused_mul indexes with 32 bits\"",
+                          "_kernel(\"fused_mul\")(_grid(_mul_rows, 8), (32, 8), h.contiguous(), mul, "
+                          "nvrtc_runtime.int64(_mul_rows), nvrtc_runtime.int64(_mul_cols))"));
+  const std::string& source = r.kernels[0].source;
+  EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/row_reduce.cu\n", 0), 0u);
+  EXPECT_THAT(source, HasSubstr("  const float t0 = hiera_sigmoid(a0_v);\n  return t0;"));
+  EXPECT_THAT(source, HasSubstr("fused_mul_output(const index_t i, const float acc, const long long cols) {\n"
+                                "  const float t0 = acc;\n  const float t1 = t0 * 0.5f;\n  return t1;"));
+  EXPECT_THAT(source, HasSubstr("fused_mul_combine(const float a, const float b) { return a + b; }"));
+  EXPECT_THAT(source, HasSubstr("    float acc = 0.0f;\n"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+// Global average pooling after a conv: mean over (2, 3), no keepdim, torch's float factor 1 / cols.
+TEST(RowReduction, MeanOverTrailingDimensions) {
+  GraphBuilder b;
+  b.input("conv", {64, 256, 56, 56});
+  b.call("mean", "call_method", "mean", "mean", {node_arg("conv"), list_arg({int_arg(2), int_arg(3)})}, {}, {64, 256});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"mean"}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.description, "mean: mean over the last 2 dimensions fused into one kernel (one block of 512 threads per segment)");
+  EXPECT_EQ(r.statements[2], "_mean_rows = _mean_in_shape[:2].numel()");
+  EXPECT_EQ(r.statements[4], "_mean_out_shape = _mean_in_shape[:2]");
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("const float t0 = acc * (1.0f / (float)cols);"));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("#define SEGMENT_THREADS 512\n#define ROWS_PER_BLOCK 1\n"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(RowReduction, AmaxLetsNanWinAndLogsumexpKeepsInfiniteMaxima) {
+  GraphBuilder b;
+  b.input("x", {1024, 1000});
+  b.call("amax", "call_function", "torch.amax", "amax", {node_arg("x")}, {{"dim", int_arg(1)}}, {1024});
+  b.call("logsumexp", "call_function", "torch.logsumexp", "logsumexp", {node_arg("x"), int_arg(-1)},
+         {{"keepdim", bool_arg(true)}}, {1024, 1});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"amax", "logsumexp"}), skipped);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("{ return (a != a || a > b) ? a : b; }"));
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("    float acc = -HIERA_INF;\n"));
+  EXPECT_EQ(found[1].recipe, "s3_fused_logsumexp");
+  EXPECT_THAT(found[1].kernels[0].source,
+              HasSubstr("const float t0 = fabsf(row_max) == HIERA_INF ? row_max : row_max + logf(row_sum);"));
+  EXPECT_THAT(found[1].kernels[0].source, HasSubstr("#define PER_ELEMENT 0\n"));
+  EXPECT_EQ(found[1].statements[4], "_logsumexp_out_shape = _logsumexp_in_shape[:1] + (1,)");
+  for (const auto& r : found) hiera::testing::expect_kernels_compile(r);
+}
+
+// sum over the channels of [N, C, H, W]: one thread per (n, h, w) column, reading at stride H * W.
+TEST(RowReduction, InnerDimensionsAreStridedColumns) {
+  GraphBuilder b;
+  b.input("x", {32, 64, 16, 16});
+  b.call("sum_1", "call_function", "torch.sum", "sum", {node_arg("x"), int_arg(1)}, {{"keepdim", bool_arg(true)}},
+         {32, 1, 16, 16});
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("sum_1")}, {}, {32, 1, 16, 16});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"relu"}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.description, "sum + relu: sum over dims (1,) fused into one kernel (one thread per strided column)");
+  EXPECT_THAT(r.statements,
+              ElementsAre("_relu_in_shape = x.shape", "assert x.dtype == torch.float32, \"kernel fused_relu expects float32 x\"",
+                          "_relu_rows = _relu_in_shape[:1].numel()", "_relu_cols = _relu_in_shape[1:2].numel()",
+                          "_relu_inner = _relu_in_shape[2:].numel()",
+                          "_relu_out_shape = _relu_in_shape[:1] + (1,) + _relu_in_shape[2:]",
+                          "relu = torch.empty(_relu_out_shape, dtype=x.dtype, device=x.device)",
+                          "assert _relu_in_shape.numel() < 2**31, \"kernel fused_relu indexes with 32 bits\"",
+                          "_kernel(\"fused_relu_strided\")(_grid(_relu_rows * _relu_inner, 256), 256, x.contiguous(), relu, "
+                          "nvrtc_runtime.int64(_relu_rows), nvrtc_runtime.int64(_relu_cols), "
+                          "nvrtc_runtime.int64(_relu_inner))"));
+  EXPECT_EQ(r.kernels[0].name, "fused_relu_strided");
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("fused_relu_strided(const float* __restrict__ a0, out_t* __restrict__ out, "
+                                             "long long outer, long long reduced, long long inner)"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+// torch.max(x, dim=1)[0]: the values only, a max reduction; its getitem is covered too.
+TEST(RowReduction, TheValuesOfMaxOverADim) {
+  GraphBuilder b;
+  b.input("x", {32, 64, 16, 16});
+  engine_node_tuple(b);
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"tanh"}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_THAT(found[0].covered, ElementsAre("getitem", "max_1", "tanh"));
+  EXPECT_EQ(found[0].produces, "tanh");
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("{ return (a != a || a > b) ? a : b; }"));
+  hiera::testing::expect_kernels_compile(found[0]);
+}
+
+TEST(RowReduction, RefusalsSayWhy) {
+  GraphBuilder b;
+  b.input("x", {32, 64, 16, 16}).input("small", {4, 1 << 20});
+  b.call("sum_1", "call_function", "torch.sum", "sum", {node_arg("x"), list_arg({int_arg(1), int_arg(3)})}, {}, {32, 16});
+  b.call("max_1", "call_function", "torch.max", "max", {node_arg("x"), int_arg(3)}, {}, {});
+  b.call("sum_2", "call_function", "torch.sum", "sum", {node_arg("small"), int_arg(1)}, {}, {4});
+  b.call("sum_3", "call_function", "torch.sum", "sum", {node_arg("x")}, {{"dim", int_arg(-1)}, {"dtype", hiera::testing::string_arg("x")}},
+         {32, 64, 16});
+  std::vector<SkippedRewrite> skipped;
+  EXPECT_TRUE(reductions(b.build({"sum_1", "max_1", "sum_2", "sum_3"}), skipped).empty());
+  ASSERT_EQ(skipped.size(), 4u);
+  EXPECT_EQ(skipped[0].reason, "sum_1 reduces over dims (1, 3), which are not adjacent");
+  EXPECT_EQ(skipped[1].reason, "max_1: max over a dimension returns values and indices, and the indices are read");
+  EXPECT_EQ(skipped[2].reason, "sum_2: only 4 rows, one segment each would leave most of the GPU idle");
+  EXPECT_EQ(skipped[3].reason, "sum_3: a reduction with a dtype argument");
+}
+
+}  // namespace

@@ -1,0 +1,118 @@
+// Convolution stencils: a single-channel conv3d with a fixed (non-persistent
+// buffer) 3x3x3 coefficient tensor and a depthwise conv2d become stencil
+// kernels that read their coefficients on the device; learned or persistent
+// weights, strides and real convolutions are left alone.
+#include "engine/propose/knowledge/kernels/stencil_conv.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph_builder.h"
+#include "kernel_test_support.h"
+
+namespace {
+
+using namespace hiera::engine::propose::knowledge_proposer;
+using namespace hiera::engine::propose::knowledge_proposer::kernels;
+using hiera::engine::graph::OpGraph;
+using hiera::testing::GraphBuilder;
+using hiera::testing::int_arg;
+using hiera::testing::node_arg;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+KernelRewriteOptions options() {
+  KernelRewriteOptions o;
+  o.knowledge = &hiera::testing::source_knowledge();
+  return o;
+}
+
+// F.conv3d(x, self.stencil, padding=1) on [2, 1, 128, 128, 128].
+OpGraph laplacian_conv3d(bool persistent, long long stride = 1) {
+  GraphBuilder b;
+  b.input("x", {2, 1, 128, 128, 128});
+  b.buffer("stencil", "stencil", {1, 1, 3, 3, 3}, persistent);
+  b.call("conv3d", "call_function", "torch.conv3d", "conv3d", {node_arg("x"), node_arg("stencil")},
+         {{"padding", int_arg(1)}, {"stride", int_arg(stride)}}, {2, 1, 128, 128, 128});
+  return b.build({"conv3d"});
+}
+
+TEST(StencilConv, SingleChannelConv3dWithFixedCoefficients) {
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_conv_stencils(laplacian_conv3d(false), covered, options(), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(skipped.empty());
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_stencil3d_27pt");
+  EXPECT_THAT(r.covered, ElementsAre("conv3d"));
+  EXPECT_EQ(r.description,
+            "conv3d with one channel and 27 fixed coefficients as a 3D stencil kernel (coefficients read on the device)");
+  EXPECT_THAT(r.statements,
+              ElementsAre("_conv3d_x = x.contiguous()",
+                          "assert _conv3d_x.dtype == torch.float32 and stencil.dtype == torch.float32, "
+                          "\"kernel stencil_conv3d expects float32 x, float32 stencil\"",
+                          "_conv3d_shape = torch.Size([_conv3d_x.shape[0], _conv3d_x.shape[1], _conv3d_x.shape[2], "
+                          "_conv3d_x.shape[3], _conv3d_x.shape[4]])",
+                          "conv3d = torch.empty(_conv3d_shape, dtype=_conv3d_x.dtype, device=_conv3d_x.device)",
+                          "_kernel(\"stencil_conv3d\")(((_conv3d_shape[-1] + 31) // 32, (_conv3d_shape[-2] + 15) // 16, "
+                          "_conv3d_shape[:-3].numel() * ((_conv3d_shape[-3] + 31) // 32)), (32, 16), _conv3d_x, conv3d, "
+                          "stencil.contiguous(), None, _conv3d_x.shape[1], _conv3d_x.shape[-1], _conv3d_x.shape[-2], "
+                          "_conv3d_x.shape[-3], _conv3d_shape[-1], _conv3d_shape[-2], _conv3d_shape[-3], 32)"));
+  const std::string& source = r.kernels[0].source;
+  EXPECT_THAT(source, HasSubstr("#define LO_Z (-1)\n#define HI_Z (1)\n"));
+  EXPECT_THAT(source, HasSubstr("#define COLUMN_Y (0)\n#define COLUMN_X (0)\n#define PLANE_LO (-1)\n#define PLANE_HI (1)\n"));
+  EXPECT_THAT(source, HasSubstr(", const float* __restrict__ weight, const float* __restrict__ bias, int channels, int nx"));
+  EXPECT_THAT(source, HasSubstr("wgt[k] = static_cast<float>(weight[(long long)channel * 27 + k]);"));
+  EXPECT_THAT(source, HasSubstr("if (wgt[0] != 0.0f) acc += wgt[0] * PLANE(-1, -1, -1);\n"));
+  EXPECT_THAT(source, HasSubstr("if (wgt[4] != 0.0f) acc += wgt[4] * COL(-1);\n"));
+  EXPECT_THAT(source, HasSubstr("if (wgt[26] != 0.0f) acc += wgt[26] * PLANE(1, 1, 1);\n"));
+  EXPECT_THAT(source, HasSubstr("static_cast<out_t>(acc + bias_value)"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(StencilConv, DepthwiseConv2dIsATiledStencilPerChannel) {
+  GraphBuilder b;
+  b.input("x", {8, 16, 256, 256});
+  b.buffer("blur", "blur", {16, 1, 5, 5}, false);
+  b.call("conv2d", "call_function", "torch.nn.functional.conv2d", "conv2d", {node_arg("x"), node_arg("blur")},
+         {{"padding", int_arg(2)}, {"groups", int_arg(16)}}, {8, 16, 256, 256});
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_conv_stencils(b.build({"conv2d"}), covered, options(), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_stencil2d_shared_tile");
+  EXPECT_EQ(r.statements.back(),
+            "_kernel(\"stencil_conv2d\")(((_conv2d_shape[-1] + 31) // 32, (_conv2d_shape[-2] + 7) // 8, max(1, min("
+            "_conv2d_shape[:-2].numel(), 65535))), (32, 8), _conv2d_x, conv2d, blur.contiguous(), None, "
+            "_conv2d_x.shape[1], _conv2d_x.shape[-1], _conv2d_x.shape[-2], _conv2d_shape[-1], _conv2d_shape[-2], "
+            "nvrtc_runtime.int64(_conv2d_shape[:-2].numel()))");
+  const std::string& source = r.kernels[0].source;
+  EXPECT_THAT(source, HasSubstr("#define LO_Y (-2)\n#define HI_Y (2)\n#define LO_X (-2)\n#define HI_X (2)\n"));
+  EXPECT_THAT(source, HasSubstr("if (wgt[24] != 0.0f) acc += wgt[24] * IN(2, 2);"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(StencilConv, LeavesLearnedWeightsStridesAndRealConvolutionsAlone) {
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  EXPECT_TRUE(find_conv_stencils(laplacian_conv3d(true), covered, options(), skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].reason, "conv3d: the weight is not a non-persistent buffer (fixed coefficients)");
+  skipped.clear();
+  EXPECT_TRUE(find_conv_stencils(laplacian_conv3d(false, 2), covered, options(), skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].reason, "conv3d: stride 2");
+  // Three input channels: a real convolution, no stencil and no complaint.
+  GraphBuilder b;
+  b.input("x", {2, 3, 32, 32});
+  b.buffer("w", "w", {8, 3, 3, 3}, false);
+  b.call("conv2d", "call_function", "torch.conv2d", "conv2d", {node_arg("x"), node_arg("w")}, {}, {2, 8, 30, 30});
+  skipped.clear();
+  EXPECT_TRUE(find_conv_stencils(b.build({"conv2d"}), covered, options(), skipped).empty());
+  EXPECT_TRUE(skipped.empty());
+  EXPECT_TRUE(covered.empty());
+}
+
+}  // namespace

@@ -1,0 +1,209 @@
+// Slice stencils: the 3D 7-point Laplacian written with shifted slices becomes
+// one z-marching kernel with its taps and coefficients compiled in; the exact
+// launch statements; 2D stencils; what is refused; NVRTC compiles each kernel.
+#include "engine/propose/knowledge/kernels/stencil_slices.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph_builder.h"
+#include "kernel_test_support.h"
+
+namespace {
+
+using namespace hiera::engine::propose::knowledge_proposer;
+using namespace hiera::engine::propose::knowledge_proposer::kernels;
+using hiera::engine::graph::Arg;
+using hiera::engine::graph::OpGraph;
+using hiera::testing::GraphBuilder;
+using hiera::testing::int_arg;
+using hiera::testing::list_arg;
+using hiera::testing::node_arg;
+using hiera::testing::slice_arg;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+KernelRewriteOptions options() {
+  KernelRewriteOptions o;
+  o.knowledge = &hiera::testing::source_knowledge();
+  return o;
+}
+
+// x[z, y, x] with each dimension's slice written as Python would print it.
+struct SliceSpec {
+  std::string name;
+  std::vector<std::pair<std::optional<long long>, std::optional<long long>>> bounds;
+  std::string code;
+};
+
+Arg index_of(const SliceSpec& s) {
+  std::vector<Arg> items;
+  for (const auto& [a, b] : s.bounds) items.push_back(slice_arg(a, b));
+  return list_arg(items);
+}
+
+// out = x[2:,1:-1,1:-1] + x[:-2,1:-1,1:-1] + x[1:-1,2:,1:-1] + x[1:-1,:-2,1:-1]
+//       + x[1:-1,1:-1,2:] + x[1:-1,1:-1,:-2] - 6 * x[1:-1,1:-1,1:-1] on a 512^3 grid.
+OpGraph laplacian_7pt(std::int64_t n = 512) {
+  const std::optional<long long> none;
+  const std::vector<SliceSpec> slices = {
+      {"getitem", {{2, none}, {1, -1}, {1, -1}}, "x[2:, 1:-1, 1:-1]"},
+      {"getitem_1", {{none, -2}, {1, -1}, {1, -1}}, "x[:-2, 1:-1, 1:-1]"},
+      {"getitem_2", {{1, -1}, {2, none}, {1, -1}}, "x[1:-1, 2:, 1:-1]"},
+      {"getitem_3", {{1, -1}, {none, -2}, {1, -1}}, "x[1:-1, :-2, 1:-1]"},
+      {"getitem_4", {{1, -1}, {1, -1}, {2, none}}, "x[1:-1, 1:-1, 2:]"},
+      {"getitem_5", {{1, -1}, {1, -1}, {none, -2}}, "x[1:-1, 1:-1, :-2]"},
+      {"getitem_6", {{1, -1}, {1, -1}, {1, -1}}, "x[1:-1, 1:-1, 1:-1]"},
+  };
+  const std::vector<std::int64_t> out = {n - 2, n - 2, n - 2};
+  GraphBuilder b;
+  b.input("x", {n, n, n});
+  for (const auto& s : slices)
+    b.call(s.name, "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of(s)}, {}, out, "float32", s.code);
+  b.call("add", "call_function", "operator.add", "add", {node_arg("getitem"), node_arg("getitem_1")}, {}, out);
+  b.call("add_1", "call_function", "operator.add", "add", {node_arg("add"), node_arg("getitem_2")}, {}, out);
+  b.call("add_2", "call_function", "operator.add", "add", {node_arg("add_1"), node_arg("getitem_3")}, {}, out);
+  b.call("add_3", "call_function", "operator.add", "add", {node_arg("add_2"), node_arg("getitem_4")}, {}, out);
+  b.call("add_4", "call_function", "operator.add", "add", {node_arg("add_3"), node_arg("getitem_5")}, {}, out);
+  b.call("mul", "call_function", "operator.mul", "mul", {int_arg(6), node_arg("getitem_6")}, {}, out);
+  b.call("sub", "call_function", "operator.sub", "sub", {node_arg("add_4"), node_arg("mul")}, {}, out);
+  return b.build({"sub"});
+}
+
+TEST(StencilSlices, Laplacian7PointIsOneZMarchingKernel) {
+  const OpGraph graph = laplacian_7pt();
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_slice_stencils(graph, covered, options(), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(skipped.empty());
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_stencil3d_7pt_register_z");
+  EXPECT_EQ(r.produces, "sub");
+  EXPECT_THAT(r.covered, ElementsAre("add", "add_1", "add_2", "add_3", "add_4", "getitem", "getitem_1", "getitem_2",
+                                     "getitem_3", "getitem_4", "getitem_5", "getitem_6", "mul", "sub"));
+  EXPECT_EQ(covered, r.covered);
+  EXPECT_EQ(r.description, "7-point 3D stencil over x (shifted slices) as one kernel with its coefficients compiled in");
+  // 510^3 outputs in 32 x 16 tiles: 16 x 32 tiles per plane, z in 9 chunks of 57 planes
+  // (about 8 waves of 4 blocks per SM on 132 SMs).
+  EXPECT_THAT(r.statements,
+              ElementsAre("_sub_x = x.contiguous()",
+                          "assert _sub_x.dtype == torch.float32, \"kernel stencil_sub expects float32 x\"",
+                          "_sub_shape = x[2:, 1:-1, 1:-1].shape",
+                          "sub = torch.empty(_sub_shape, dtype=_sub_x.dtype, device=_sub_x.device)",
+                          "_kernel(\"stencil_sub\")(((_sub_shape[-1] + 31) // 32, (_sub_shape[-2] + 15) // 16, "
+                          "_sub_shape[:-3].numel() * ((_sub_shape[-3] + 56) // 57)), (32, 16), _sub_x, sub, "
+                          "_sub_x.shape[-1], _sub_x.shape[-2], _sub_x.shape[-3], _sub_shape[-1], _sub_shape[-2], "
+                          "_sub_shape[-3], 57)"));
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_EQ(r.kernels[0].name, "stencil_sub");
+  const std::string& source = r.kernels[0].source;
+  EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/stencil3d_7pt.cu\n", 0), 0u);
+  // Taps span 0..2 in every dimension; the centre column (1, 1) lives in registers and only plane
+  // offset 1 (the in-plane neighbours) goes through shared memory.
+  EXPECT_THAT(source, HasSubstr("#define LO_Z (0)\n#define HI_Z (2)\n#define LO_Y (0)\n#define HI_Y (2)\n"
+                                "#define LO_X (0)\n#define HI_X (2)\n#define COLUMN_Y (1)\n#define COLUMN_X (1)\n"
+                                "#define PLANE_LO (1)\n#define PLANE_HI (1)\n"));
+  EXPECT_THAT(source, HasSubstr("      const float t0 = COL(2) + COL(0);\n"
+                                "      const float t1 = t0 + PLANE(1, 2, 1);\n"
+                                "      const float t2 = t1 + PLANE(1, 0, 1);\n"
+                                "      const float t3 = t2 + PLANE(1, 1, 2);\n"
+                                "      const float t4 = t3 + PLANE(1, 1, 0);\n"
+                                "      const float t5 = 6.0f * COL(1);\n"
+                                "      const float t6 = t4 - t5;\n"
+                                "      volume_out[((long long)z * oy_n + yo) * ox_n + xo] = static_cast<out_t>(t6);"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+// A 5-point Jacobi step on a batch of 2D fields [B, Y, X] with coefficients 0.25.
+TEST(StencilSlices, Batched2DStencilIsATiledKernel) {
+  const std::optional<long long> none;
+  const std::vector<std::int64_t> out = {4, 1022, 1022};
+  GraphBuilder b;
+  b.input("u", {4, 1024, 1024});
+  const std::vector<SliceSpec> slices = {
+      {"n", {{none, none}, {none, -2}, {1, -1}}, "u[:, :-2, 1:-1]"},
+      {"s", {{none, none}, {2, none}, {1, -1}}, "u[:, 2:, 1:-1]"},
+      {"w", {{none, none}, {1, -1}, {none, -2}}, "u[:, 1:-1, :-2]"},
+      {"e", {{none, none}, {1, -1}, {2, none}}, "u[:, 1:-1, 2:]"},
+  };
+  for (const auto& s : slices)
+    b.call(s.name, "call_function", "operator.getitem", "getitem", {node_arg("u"), index_of(s)}, {}, out, "float32", s.code);
+  b.call("add", "call_function", "operator.add", "add", {node_arg("n"), node_arg("s")}, {}, out);
+  b.call("add_1", "call_function", "operator.add", "add", {node_arg("add"), node_arg("w")}, {}, out);
+  b.call("add_2", "call_function", "operator.add", "add", {node_arg("add_1"), node_arg("e")}, {}, out);
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("add_2"), hiera::testing::number_arg(0.25)}, {}, out);
+  const OpGraph graph = b.build({"mul"});
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_slice_stencils(graph, covered, options(), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_stencil2d_shared_tile");
+  EXPECT_EQ(r.description, "4-point 2D stencil over u (shifted slices) as one kernel with its coefficients compiled in");
+  EXPECT_EQ(r.statements[2], "_mul_shape = u[:, :-2, 1:-1].shape");
+  EXPECT_EQ(r.statements[4],
+            "_kernel(\"stencil_mul\")(((_mul_shape[-1] + 31) // 32, (_mul_shape[-2] + 7) // 8, max(1, min("
+            "_mul_shape[:-2].numel(), 65535))), (32, 8), _mul_x, mul, _mul_x.shape[-1], _mul_x.shape[-2], "
+            "_mul_shape[-1], _mul_shape[-2], nvrtc_runtime.int64(_mul_shape[:-2].numel()))");
+  const std::string& source = r.kernels[0].source;
+  EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/stencil2d_tiled.cu\n", 0), 0u);
+  EXPECT_THAT(source, HasSubstr("#define LO_Y (0)\n#define HI_Y (2)\n#define LO_X (0)\n#define HI_X (2)\n"));
+  EXPECT_THAT(source, HasSubstr("const float t0 = IN(0, 1) + IN(2, 1);\n      const float t1 = t0 + IN(1, 0);\n"
+                                "      const float t2 = t1 + IN(1, 2);\n      const float t3 = t2 * 0.25f;"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(StencilSlices, RefusesWhatIsNoStencilOfOneTensor) {
+  const std::optional<long long> none;
+  // Shifted along the batch dimension of a 4D tensor: no 3D stencil.
+  {
+    GraphBuilder b;
+    b.input("x", {4, 8, 8, 8});
+    b.call("a", "call_function", "operator.getitem", "getitem",
+           {node_arg("x"), index_of({"a", {{1, none}}, "x[1:]"})}, {}, {3, 8, 8, 8}, "float32", "x[1:]");
+    b.call("b", "call_function", "operator.getitem", "getitem",
+           {node_arg("x"), index_of({"b", {{none, -1}}, "x[:-1]"})}, {}, {3, 8, 8, 8}, "float32", "x[:-1]");
+    b.call("add", "call_function", "operator.add", "add", {node_arg("a"), node_arg("b")}, {}, {3, 8, 8, 8});
+    b.call("relu", "call_function", "torch.relu", "relu", {node_arg("add")}, {}, {3, 8, 8, 8});
+    std::set<std::string> covered;
+    std::vector<SkippedRewrite> skipped;
+    EXPECT_TRUE(find_slice_stencils(b.build({"relu"}), covered, options(), skipped).empty());
+    ASSERT_EQ(skipped.size(), 1u);
+    EXPECT_EQ(skipped[0].reason, "relu: the slices shift a dimension before the last three");
+    EXPECT_TRUE(covered.empty());
+  }
+  // Slices plus another full-size tensor.
+  {
+    GraphBuilder b;
+    b.input("x", {64, 64}).input("y", {62, 64});
+    b.call("a", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"a", {{2, none}}, "x[2:]"})},
+           {}, {62, 64}, "float32", "x[2:]");
+    b.call("b", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"b", {{none, -2}}, "x[:-2]"})},
+           {}, {62, 64}, "float32", "x[:-2]");
+    b.call("add", "call_function", "operator.add", "add", {node_arg("a"), node_arg("b")}, {}, {62, 64});
+    b.call("mul", "call_function", "operator.mul", "mul", {node_arg("add"), node_arg("y")}, {}, {62, 64});
+    std::set<std::string> covered;
+    std::vector<SkippedRewrite> skipped;
+    EXPECT_TRUE(find_slice_stencils(b.build({"mul"}), covered, options(), skipped).empty());
+    ASSERT_EQ(skipped.size(), 1u);
+    EXPECT_EQ(skipped[0].reason, "mul: the stencil reads tensors besides the slices of one");
+  }
+  // A slice that another op also reads must stay a tensor.
+  {
+    GraphBuilder b;
+    b.input("x", {64, 64});
+    b.call("a", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"a", {{2, none}}, "x[2:]"})},
+           {}, {62, 64}, "float32", "x[2:]");
+    b.call("b", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"b", {{none, -2}}, "x[:-2]"})},
+           {}, {62, 64}, "float32", "x[:-2]");
+    b.call("add", "call_function", "operator.add", "add", {node_arg("a"), node_arg("b")}, {}, {62, 64});
+    std::set<std::string> covered;
+    std::vector<SkippedRewrite> skipped;
+    EXPECT_TRUE(find_slice_stencils(b.build({"add", "a"}), covered, options(), skipped).empty());
+    ASSERT_EQ(skipped.size(), 1u);
+    EXPECT_EQ(skipped[0].reason, "a is also read outside the stencil");
+  }
+}
+
+}  // namespace
