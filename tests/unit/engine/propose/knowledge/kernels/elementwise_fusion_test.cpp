@@ -21,11 +21,7 @@ using hiera::testing::number_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-KernelRewriteOptions options() {
-  KernelRewriteOptions o;
-  o.knowledge = &hiera::testing::source_knowledge();
-  return o;
-}
+KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 // conv -> + bias[C,1,1] -> leaky_relu(0.2) -> * 2.0
 OpGraph conv_bias_leaky_scale(const std::string& dtype = "float32") {

@@ -21,11 +21,7 @@ using hiera::testing::number_arg;
 using hiera::testing::slice_arg;
 using ::testing::ElementsAre;
 
-KernelRewriteOptions options() {
-  KernelRewriteOptions o;
-  o.knowledge = &hiera::testing::source_knowledge();
-  return o;
-}
+KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 // conv -> + bias -> relu -> GroupNorm -> * 2 -> mean over the channels ; softmax(h * 0.1) ;
 // u[:, 2:] + u[:, :-2] - 2 * u[:, 1:-1] (a 1D stencil on a batch of rows) ; a lone tanh.

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/knowledge/knowledge_base.h"
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
 #include "engine/propose/knowledge/replacement.h"
 #ifdef HIERA_HAVE_WORKER
 #include "engine/worker/nvrtc_compiler.h"
@@ -19,6 +20,13 @@ inline const engine::knowledge::KnowledgeBase& source_knowledge() {
   static const engine::knowledge::KnowledgeBase kb =
       engine::knowledge::load_knowledge(std::filesystem::path(HIERA_SOURCE_DIR) / "knowledge");
   return kb;
+}
+
+// Options with the real knowledge base's templates, as the proposer passes them.
+inline engine::propose::knowledge_proposer::KernelRewriteOptions source_options() {
+  engine::propose::knowledge_proposer::KernelRewriteOptions o;
+  o.knowledge = &source_knowledge();
+  return o;
 }
 
 // NVRTC's complaints about a kernel (errors and warnings); empty when it

@@ -23,11 +23,7 @@ using hiera::testing::number_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-KernelRewriteOptions options() {
-  KernelRewriteOptions o;
-  o.knowledge = &hiera::testing::source_knowledge();
-  return o;
-}
+KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 std::vector<Replacement> norms(const OpGraph& graph, std::vector<SkippedRewrite>& skipped) {
   std::set<std::string> covered;

@@ -23,11 +23,7 @@ using hiera::testing::number_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-KernelRewriteOptions options() {
-  KernelRewriteOptions o;
-  o.knowledge = &hiera::testing::source_knowledge();
-  return o;
-}
+KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 // max_1 = torch.max(x, dim=1) (a tuple), getitem = max_1[0], tanh = torch.tanh(getitem).
 void engine_node_tuple(GraphBuilder& b) {

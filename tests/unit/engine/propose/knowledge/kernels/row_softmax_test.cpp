@@ -21,11 +21,7 @@ using hiera::testing::number_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-KernelRewriteOptions options() {
-  KernelRewriteOptions o;
-  o.knowledge = &hiera::testing::source_knowledge();
-  return o;
-}
+KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 OpGraph scaled_masked_softmax(const std::string& kind = "softmax", long long dim = -1, long long cols = 512) {
   GraphBuilder b;

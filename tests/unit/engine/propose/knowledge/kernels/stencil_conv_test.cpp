@@ -21,11 +21,7 @@ using hiera::testing::node_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-KernelRewriteOptions options() {
-  KernelRewriteOptions o;
-  o.knowledge = &hiera::testing::source_knowledge();
-  return o;
-}
+KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 // F.conv3d(x, self.stencil, padding=1) on [2, 1, 128, 128, 128].
 OpGraph laplacian_conv3d(bool persistent, long long stride = 1) {

@@ -23,11 +23,7 @@ using hiera::testing::slice_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-KernelRewriteOptions options() {
-  KernelRewriteOptions o;
-  o.knowledge = &hiera::testing::source_knowledge();
-  return o;
-}
+KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 // x[z, y, x] with each dimension's slice written as Python would print it.
 struct SliceSpec {
