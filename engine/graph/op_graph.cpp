@@ -93,7 +93,11 @@ Arg parse_arg(const json& value, const std::string& path) {
       "an argument (a number, a boolean, null, or an object with one of node, str, list, slice, dtype, ellipsis, "
       "float, other)";
   if (!value.is_object() || value.size() != 1) expected(path, kForms, value);
-  const auto& [key, inner] = *value.items().begin();
+  // The one member, read through an iterator that outlives it (a binding to
+  // *items().begin() would refer into a destroyed temporary).
+  const auto member = value.begin();
+  const std::string key = member.key();
+  const nlohmann::json& inner = member.value();
   const std::string inner_path = child(path, key);
   if (key == "node" || key == "str" || key == "dtype" || key == "other") {
     if (!inner.is_string()) expected(inner_path, "a string", inner);
