@@ -25,7 +25,8 @@ std::string plus(const std::string& s, std::int64_t d) {
   return s + (d > 0 ? " + " : " - ") + std::to_string(d > 0 ? d : -d);
 }
 
-Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options) {
+Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options,
+                  StencilVariant variant) {
   const int dims = node.kind == "conv3d" ? 3 : 2;
   const graph::Arg* input_arg = argument(node, 0, "input");
   const graph::Arg* weight_arg = argument(node, 1, "weight");
@@ -88,9 +89,11 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
 
   StencilKernel kernel;
   kernel.name = "stencil_" + node.name;
+  kernel.variant = variant;
   kernel.in_dtype = input->meta->dtype;
   kernel.out_dtype = node.meta->dtype;
   kernel.geometry = stencil_geometry(dims, taps);
+  if (variant == StencilVariant::Direct) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
   const KernelDtype& w_type = *kernel_dtype(weight->meta->dtype);
   const KernelDtype& b_type = *kernel_dtype(bias ? bias->meta->dtype : weight->meta->dtype);
   kernel.extra_dtypes = {weight->meta->dtype};
@@ -114,13 +117,16 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   kernel.update_result = "acc + bias_value";
 
   Replacement replacement;
-  replacement.recipe = dims == 3 ? "s3_stencil3d_27pt" : "s3_stencil2d_shared_tile";
+  replacement.recipe = dims != 3 ? "s3_stencil2d_shared_tile"
+                       : variant == StencilVariant::Direct ? "s3_stencil3d_direct_l1"
+                                                           : "s3_stencil3d_27pt";
   replacement.space = knowledge::Space::S3;
   replacement.produces = node.name;
   replacement.covered = {node.name};
   replacement.description = node.kind + " with " + (channels == 1 ? "one channel" : "one channel per group") + " and " +
                             std::to_string(taps.size()) + " fixed coefficients as a " + std::to_string(dims) +
-                            "D stencil kernel (coefficients read on the device)";
+                            "D stencil kernel (coefficients read on the device" +
+                            (variant == StencilVariant::Direct ? ", neighbours read through the caches)" : ")");
   replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
 
   const std::string prefix = "_" + node.name + "_";
@@ -163,9 +169,11 @@ std::vector<Replacement> find_conv_stencils(const graph::OpGraph& graph, std::se
       continue;
     }
     try {
-      Replacement replacement = build(graph, node, options);
+      Replacement replacement = build(graph, node, options, StencilVariant::SharedRing);
       if (replacement.produces.empty()) continue;  // an ordinary convolution
       covered.insert(replacement.covered.begin(), replacement.covered.end());
+      // In 3D the direct-read variant goes first: on the H200 the ring's barrier per plane left it latency-bound.
+      if (node.kind == "conv3d") out.push_back(build(graph, node, options, StencilVariant::Direct));
       out.push_back(std::move(replacement));
     } catch (const Unsupported& e) {
       skipped.push_back({node.name, e.what()});

@@ -99,7 +99,10 @@ KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const Ste
       {"update_body", join_lines(kernel.update_body, 6)},
       {"update_result", kernel.update_result},
   };
-  const std::string name = g.dims == 3 ? "stencil3d_7pt.cu" : "stencil2d_tiled.cu";
+  if (g.dims != 3 && kernel.variant == StencilVariant::Direct) throw std::invalid_argument("a direct-read stencil is 3D");
+  const std::string name = g.dims != 3                                    ? "stencil2d_tiled.cu"
+                           : kernel.variant == StencilVariant::Direct ? "stencil3d_direct.cu"
+                                                                      : "stencil3d_7pt.cu";
   return {kernel.name, fill_kernel_template(knowledge, name, values), {}};
 }
 

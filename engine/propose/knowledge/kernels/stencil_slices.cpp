@@ -100,7 +100,7 @@ std::vector<std::string> group_leaves(const graph::OpGraph& graph, const Element
 }
 
 Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, const std::vector<Slice>& slices,
-                  const KernelRewriteOptions& options) {
+                  const KernelRewriteOptions& options, StencilVariant variant) {
   const graph::Node& base = *graph.find(slices[0].base);
   const auto& shape = base.meta->shape;
   const std::size_t rank = shape.size();
@@ -123,6 +123,7 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   if (first_varying == varies.end()) throw Unsupported(group.root + ": every slice is the same");
   const std::size_t first = static_cast<std::size_t>(first_varying - varies.begin());
   const int dims = rank >= 3 && first <= rank - 3 ? 3 : 2;
+  if (dims != 3 && variant == StencilVariant::Direct) throw Unsupported(group.root + ": 2D stencils have no direct-read variant");
   if (rank < 2 || first + dims < rank) throw Unsupported(group.root + ": the slices shift a dimension before the last three");
   const std::size_t spatial = rank - static_cast<std::size_t>(dims);
   for (std::size_t d = 0; d < spatial; ++d)
@@ -139,9 +140,11 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   }
   StencilKernel kernel;
   kernel.name = "stencil_" + group.root;
+  kernel.variant = variant;
   kernel.in_dtype = base.meta->dtype;
   kernel.out_dtype = root.meta->dtype;
   kernel.geometry = stencil_geometry(dims, taps);
+  if (variant == StencilVariant::Direct) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
 
   // The group's arithmetic with each slice read through its tap: the coefficients stay literals.
   ProgramOptions program_options;
@@ -155,15 +158,17 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   kernel.helpers = program.helpers();
 
   Replacement replacement;
-  replacement.recipe = dims == 2 ? "s3_stencil2d_shared_tile"
-                       : taps.size() <= 7 ? "s3_stencil3d_7pt_register_z"
-                                          : "s3_stencil3d_27pt";
+  replacement.recipe = dims == 2                              ? "s3_stencil2d_shared_tile"
+                       : variant == StencilVariant::Direct ? "s3_stencil3d_direct_l1"
+                       : taps.size() <= 7                  ? "s3_stencil3d_7pt_register_z"
+                                                           : "s3_stencil3d_27pt";
   replacement.space = knowledge::Space::S3;
   replacement.produces = group.root;
   replacement.covered = group.members;
   for (const auto& s : slices) replacement.covered.insert(s.node->name);
   replacement.description = std::to_string(taps.size()) + "-point " + std::to_string(dims) + "D stencil over " +
-                            base.name + " (shifted slices) as one kernel with its coefficients compiled in";
+                            base.name + " (shifted slices) as one kernel with its coefficients compiled in" +
+                            (variant == StencilVariant::Direct ? ", neighbours read through the caches" : "");
   replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
 
   const std::string prefix = "_" + group.root + "_";
@@ -211,8 +216,10 @@ std::vector<Replacement> find_slice_stencils(const graph::OpGraph& graph, std::s
       if (!only_slices) throw Unsupported(group.root + ": the stencil reads tensors besides the slices of one");
       if (std::any_of(slices.begin(), slices.end(), [&](const Slice& s) { return covered.count(s.node->name) > 0; }))
         continue;
-      Replacement replacement = build(graph, group, slices, options);
+      Replacement replacement = build(graph, group, slices, options, StencilVariant::SharedRing);
       covered.insert(replacement.covered.begin(), replacement.covered.end());
+      // In 3D the direct-read variant goes first: on the H200 the ring's barrier per plane left it latency-bound.
+      if (replacement.recipe != "s3_stencil2d_shared_tile") out.push_back(build(graph, group, slices, options, StencilVariant::Direct));
       out.push_back(std::move(replacement));
     } catch (const Unsupported& e) {
       skipped.push_back({group.root, e.what()});

@@ -9,6 +9,7 @@ same inputs and must agree bit for bit (determinism). Each rule reports under
 its own `check` name, once (the first trial that broke it).
 """
 
+import copy
 import math
 
 import torch
@@ -241,9 +242,13 @@ class Stats(object):
         self.max_abs = 0.0
         self.max_rel = 0.0
         self.mismatches = 0
+        self.arbitrated = 0  # elements a float64 run of the reference accepted (arbitrate_values)
 
     def as_dict(self):
-        return {"max_abs_error": self.max_abs, "max_rel_error": self.max_rel, "mismatches": self.mismatches}
+        out = {"max_abs_error": self.max_abs, "max_rel_error": self.max_rel, "mismatches": self.mismatches}
+        if self.arbitrated:
+            out["float64_arbitrated"] = self.arbitrated
+        return out
 
 
 def compare(ref, cand, tolerance, poisoned, stats, label="output"):
@@ -454,7 +459,10 @@ def _one_trial(reference, candidate, args, device, seed, tolerance, allow, poiso
         out_a = flatten(call(candidate, args, device, seed))
     except _CANDIDATE_EXCEPTIONS as e:
         raise CandidateError(e, "forward")
-    problems.extend(compare(ref_out, out_a, tolerance, poisoned, stats))
+    found = compare(ref_out, out_a, tolerance, poisoned, stats)
+    if any(check == "values" for check, _ in found):
+        found = arbitrate_values(found, reference, original, device, seed, ref_out, out_a, tolerance, stats)
+    problems.extend(found)
 
     for k, (o, r, c) in enumerate(zip(original, ref_args, args)):
         if not isinstance(o, torch.Tensor):
@@ -492,6 +500,77 @@ def _one_trial(reference, candidate, args, device, seed, tolerance, allow, poiso
             raise CandidateError(e, "forward (with new tensors filled)")
         problems.extend(unwritten_after_fill(ref_out, out_a, out_c))
     return problems
+
+
+def _to_float64(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.to(torch.float64) if obj.dtype == torch.float32 else obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_float64(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _to_float64(v) for k, v in obj.items()}
+    return obj
+
+
+def float64_reference(reference, args, device, seed):
+    """The reference's outputs computed in float64 (a copy of the module and
+    of the float32 inputs), or None where it cannot run that way."""
+    if not isinstance(reference, torch.nn.Module):
+        return None
+    try:
+        model = copy.deepcopy(reference).to(torch.float64)
+        return flatten(call(model, _to_float64(inputs_mod.clone(args)), device, seed))
+    except Exception:
+        return None
+
+
+def arbitrate_values(problems, reference, original, device, seed, ref_out, cand_out, tolerance, stats):
+    """Judges float32 value mismatches again against the reference run in
+    float64: an element passes when the candidate is within the tolerance of
+    that exact value, widened by twice the float32 reference's own error
+    there. Summing the same terms in another order (a stencil, a reduction)
+    on inputs of magnitude 1e3 differs from the reference by more than a fixed
+    atol near cancellations, where the reference is no more right than the
+    candidate. A wrong result stays wrong: its error is far above both."""
+    truth = float64_reference(reference, original, device, seed)
+    if truth is None or len(truth) != len(ref_out):
+        return problems
+    kept = [p for p in problems if p[0] != "values"]
+    for check, message in problems:
+        if check != "values":
+            continue
+        index = _output_index(message)
+        if index is None or not _arbitrated(ref_out[index], cand_out[index], truth[index], tolerance, stats):
+            kept.append((check, message))
+    return kept
+
+
+def _output_index(message):
+    prefix = message.split(":", 1)[0]
+    if prefix.startswith("output ") and prefix[7:].isdigit():
+        return int(prefix[7:])
+    return None
+
+
+def _arbitrated(r, c, t, tolerance, stats):
+    if not all(isinstance(x, torch.Tensor) for x in (r, c, t)):
+        return False
+    if r.dtype != torch.float32 or t.dtype != torch.float64 or r.shape != c.shape or r.shape != t.shape:
+        return False
+    atol, rtol = tolerance.for_dtype(r.dtype)
+    r64 = r.detach().to(torch.float64).reshape(-1)
+    c64 = c.detach().to(torch.float64).reshape(-1).to(r64.device)
+    t64 = t.detach().reshape(-1).to(r64.device)
+    finite = torch.isfinite(r64) & torch.isfinite(c64) & torch.isfinite(t64)
+    first_bound = atol + rtol * r64.abs()
+    was_bad = finite & ((c64 - r64).abs() > first_bound)
+    still_bad = finite & ((c64 - t64).abs() > first_bound + 2.0 * (r64 - t64).abs())
+    if bool(still_bad.any()):
+        return False
+    n = int(was_bad.sum())
+    stats.mismatches -= n
+    stats.arbitrated += n
+    return True
 
 
 def _count_changed(a, b):

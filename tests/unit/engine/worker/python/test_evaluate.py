@@ -381,6 +381,62 @@ class RobustnessTest(EvaluateTestCase):
         self.assertFalse([m for m in set(__import__("sys").modules) - modules_before if m.startswith(("hiera_reference_", "hiera_candidate_"))])
 
 
+# A 1D stencil whose terms cancel: with inputs of magnitude 1e3 (the "large"
+# trial) the reference's float32 sums round by about 1e-3, so a candidate that
+# takes differences first (better conditioned) differs from it by more than
+# atol 1e-4; a float64 run shows the candidate is the more accurate one.
+_CANCEL_REFERENCE = src("""
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return (x[2:] * 3.0 + x[:-2] * 5.0) - x[1:-1] * 8.0
+
+def get_inputs():
+    return [torch.randn(1 << 16)]
+
+def get_init_inputs():
+    return []
+""")
+
+
+class Float64ArbiterTest(EvaluateTestCase):
+    def _candidate(self, body):
+        return src("""
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        %s
+""" % body)
+
+    def test_another_summation_order_passes_after_arbitration(self):
+        reordered = self._candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.0")
+        env = _loaded(_CANCEL_REFERENCE, reordered)
+        v = verify.run_trials(env["ref"], env["cand"], env["get_inputs"], torch.device("cpu"), 7, 3, {}, set())
+        self.assertEqual(v.failures, [])
+        large = v.trials[2]
+        self.assertEqual(large["distribution"], "large")
+        self.assertEqual(large["mismatches"], 0)
+        self.assertGreater(large["float64_arbitrated"], 0)  # without the arbiter this trial fails
+        self.assertNotIn("float64_arbitrated", v.trials[0])
+
+    def test_a_wrong_coefficient_still_fails(self):
+        wrong = self._candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.001")
+        self.assertFailed(run(wrong, _CANCEL_REFERENCE), "values", "output 0")
+
+    def test_float64_reference_of_a_module(self):
+        env = _loaded(_CANCEL_REFERENCE, self._candidate("return x[1:-1]"))
+        x = torch.randn(16)
+        out = verify.float64_reference(env["ref"], [x], torch.device("cpu"), 1)
+        self.assertEqual(out[0].dtype, torch.float64)
+        d = x.double()
+        self.assertTrue(torch.equal(out[0], (d[2:] * 3.0 + d[:-2] * 5.0) - d[1:-1] * 8.0))
+        self.assertIsNone(verify.float64_reference(lambda t: t, [x], torch.device("cpu"), 1))
+
+
 def _loaded(reference_source, candidate_source):
     from hiera_runner import loader
     ref = loader.load(reference_source, "reference")

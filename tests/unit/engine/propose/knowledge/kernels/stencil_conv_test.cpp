@@ -37,9 +37,21 @@ TEST(StencilConv, SingleChannelConv3dWithFixedCoefficients) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_conv_stencils(laplacian_conv3d(false), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
+  // Direct reads first, then the shared-memory ring, for the same node.
+  ASSERT_EQ(found.size(), 2u);
   EXPECT_TRUE(skipped.empty());
-  const Replacement& r = found[0];
+  const Replacement& direct = found[0];
+  EXPECT_EQ(direct.recipe, "s3_stencil3d_direct_l1");
+  EXPECT_THAT(direct.covered, ElementsAre("conv3d"));
+  EXPECT_EQ(direct.description, "conv3d with one channel and 27 fixed coefficients as a 3D stencil kernel (coefficients "
+                                "read on the device, neighbours read through the caches)");
+  EXPECT_THAT(direct.statements.back(), HasSubstr("(_conv3d_shape[-2] + 7) // 8, "));
+  EXPECT_THAT(direct.statements.back(), HasSubstr("(32, 8), _conv3d_x, conv3d, stencil.contiguous(), None, "));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("if (wgt[0] != 0.0f) acc += wgt[0] * PLANE(-1, -1, -1);\n"));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("result[u] = acc + bias_value;"));
+  hiera::testing::expect_kernels_compile(direct);
+
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_stencil3d_27pt");
   EXPECT_THAT(r.covered, ElementsAre("conv3d"));
   EXPECT_EQ(r.description,

@@ -22,6 +22,7 @@ using hiera::testing::node_arg;
 using hiera::testing::slice_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
@@ -71,9 +72,31 @@ TEST(StencilSlices, Laplacian7PointIsOneZMarchingKernel) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_slice_stencils(graph, covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
+  // Two variants of one kernel for the same nodes: direct reads first, then the shared-memory ring.
+  ASSERT_EQ(found.size(), 2u);
   EXPECT_TRUE(skipped.empty());
-  const Replacement& r = found[0];
+  const Replacement& direct = found[0];
+  EXPECT_EQ(direct.recipe, "s3_stencil3d_direct_l1");
+  EXPECT_EQ(direct.covered, found[1].covered);
+  EXPECT_EQ(direct.description, "7-point 3D stencil over x (shifted slices) as one kernel with its coefficients compiled in, "
+                                "neighbours read through the caches");
+  // 32 x 8 tiles: 16 x 64 per plane; 8 blocks of 256 threads per SM on 132 SMs want 9 chunks of 57 planes.
+  EXPECT_EQ(direct.statements.back(),
+            "_kernel(\"stencil_sub\")(((_sub_shape[-1] + 31) // 32, (_sub_shape[-2] + 7) // 8, "
+            "_sub_shape[:-3].numel() * ((_sub_shape[-3] + 56) // 57)), (32, 8), _sub_x, sub, "
+            "_sub_x.shape[-1], _sub_x.shape[-2], _sub_x.shape[-3], _sub_shape[-1], _sub_shape[-2], "
+            "_sub_shape[-3], 57)");
+  ASSERT_EQ(direct.kernels.size(), 1u);
+  const std::string& direct_source = direct.kernels[0].source;
+  EXPECT_EQ(direct_source.rfind("// hiera: generated from knowledge/templates/stencil3d_direct.cu\n", 0), 0u);
+  EXPECT_THAT(direct_source, HasSubstr("#define COL(oz) load(z + (oz), yo + COLUMN_Y, xo + COLUMN_X)\n"
+                                       "#define PLANE(oz, oy, ox) load(z + (oz), yo + (oy), xo + (ox))\n"));
+  EXPECT_THAT(direct_source, HasSubstr("const float t4 = t3 + PLANE(1, 1, 0);\n"));
+  EXPECT_THAT(direct_source, HasSubstr("result[u] = t6;"));
+  EXPECT_THAT(direct_source, Not(HasSubstr("__syncthreads")));
+  hiera::testing::expect_kernels_compile(direct);
+
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_stencil3d_7pt_register_z");
   EXPECT_EQ(r.produces, "sub");
   EXPECT_THAT(r.covered, ElementsAre("add", "add_1", "add_2", "add_3", "add_4", "getitem", "getitem_1", "getitem_2",

@@ -1,0 +1,58 @@
+// hiera template: a 3D stencil read straight from device memory, no shared
+// memory and no barriers. A block owns a tile_x x tile_y column of the output
+// and a chunk of z; each thread computes Z_UNROLL planes of its column per
+// step with every tap's load issued before the arithmetic, so many loads are
+// in flight per thread (the throughput a barrier-per-plane ring loses). The
+// neighbours' reads hit L1/L2 (the same lines are read by adjacent threads and
+// planes): device memory sees each input point about once.
+// Output point (z, y, x) reads input (z + oz, y + oy, x + ox) with
+// lo_z <= oz <= hi_z etc.; points outside the input read as 0 (a convolution's
+// zero padding). Domain: in [batch, nz, ny, nx], out [batch, oz_n, oy_n, ox_n], contiguous.
+// Launch: block (tile_x, tile_y), grid (ceil(ox_n / tile_x), ceil(oy_n / tile_y), batch * ceil(oz_n / z_chunk)).
+//
+// Placeholders: those of stencil3d_7pt.cu (column_y, column_x, plane_lo and
+// plane_hi are unused here: COL(oz) and PLANE(oz, oy, ox) both read memory).
+{{includes}}
+typedef {{in_t}} in_t;
+typedef {{out_t}} out_t;
+#define TILE_X {{tile_x}}
+#define TILE_Y {{tile_y}}
+#define Z_UNROLL 4
+#define COLUMN_Y ({{column_y}})
+#define COLUMN_X ({{column_x}})
+#define COL(oz) load(z + (oz), yo + COLUMN_Y, xo + COLUMN_X)
+#define PLANE(oz, oy, ox) load(z + (oz), yo + (oy), xo + (ox))
+{{functions}}
+
+extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)
+{{kernel_name}}(const in_t* __restrict__ in, out_t* __restrict__ out{{extra_params}}, int nx, int ny, int nz, int ox_n,
+                int oy_n, int oz_n, int z_chunk) {
+  const int chunks = (oz_n + z_chunk - 1) / z_chunk;
+  const long long batch = blockIdx.z / chunks;
+  const int z_begin = (int)(blockIdx.z % chunks) * z_chunk;
+  const int z_end = min(oz_n, z_begin + z_chunk);
+  const in_t* volume = in + batch * nz * (long long)ny * nx;
+  out_t* volume_out = out + batch * oz_n * (long long)oy_n * ox_n;
+  const int xo = blockIdx.x * TILE_X + (int)threadIdx.x, yo = blockIdx.y * TILE_Y + (int)threadIdx.y;
+  {{setup}}
+  if (xo >= ox_n || yo >= oy_n) return;  // no barrier below: idle threads may leave
+  // An input point, or 0 outside the input.
+  auto load = [&](int gz, int gy, int gx) {
+    return (gx >= 0 && gx < nx && gy >= 0 && gy < ny && gz >= 0 && gz < nz)
+               ? static_cast<float>(volume[((long long)gz * ny + gy) * nx + gx])
+               : 0.0f;
+  };
+  for (int z0 = z_begin; z0 < z_end; z0 += Z_UNROLL) {
+    float result[Z_UNROLL];
+#pragma unroll
+    for (int u = 0; u < Z_UNROLL; ++u) {
+      const int z = min(z0 + u, z_end - 1);  // past the chunk: recompute the last plane, stored once
+      {{update_body}}
+      result[u] = {{update_result}};
+    }
+#pragma unroll
+    for (int u = 0; u < Z_UNROLL; ++u) {
+      if (z0 + u < z_end) volume_out[((long long)(z0 + u) * oy_n + yo) * ox_n + xo] = static_cast<out_t>(result[u]);
+    }
+  }
+}
