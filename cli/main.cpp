@@ -13,8 +13,12 @@
 #include "cli/analyze_command.h"
 #include "cli/bench_command.h"
 #include "cli/optimize_command.h"
+#include "engine/knowledge/knowledge_dir.h"
 #include "hiera/version.h"
+#include "server/features/analysis_feature.h"
+#include "server/features/symbol_jobs.h"
 #include "server/serve.h"
+#include "server/state/measurement_store.h"
 
 namespace {
 
@@ -72,7 +76,17 @@ int main(int argc, char** argv) {
     return code != 0 && bench->parsed() ? hiera::cli::kExitUsage : code;
   }
 
-  if (*lsp) return hiera::server::serve_lsp(serve);
+  if (*lsp) {
+    // One store of measurements, written by the optimize/profile jobs and read by hover and lenses.
+    auto measurements = std::make_shared<hiera::server::MeasurementStore>();
+    return hiera::server::serve_lsp(serve, [&](hiera::server::LspServer& server) {
+      server.add_feature(std::make_unique<hiera::server::SymbolJobs>(measurements, hiera::cli::self_path(argv[0])));
+      server.add_feature(std::make_unique<hiera::server::AnalysisFeature>(
+          std::make_shared<const hiera::engine::knowledge::KnowledgeBase>(hiera::engine::knowledge::load_knowledge(
+              hiera::engine::knowledge::default_knowledge_dir(hiera::cli::self_path(argv[0])))),
+          measurements));
+    });
+  }
   if (*optimize) return hiera::cli::run_optimize(optimize_args, argv[0]);
   if (*bench) return hiera::cli::run_bench(bench_args, argv[0], std::vector<std::string>(argv, argv + argc));
   if (*analyze) return hiera::cli::run_analyze(analyze_args, argv[0]);

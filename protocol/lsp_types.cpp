@@ -301,6 +301,13 @@ void to_json(json& j, const Hover& v) {
   put_optional(j, "range", v.range);
 }
 
+void from_json(const json& j, CodeDescription& v) {
+  expect_object(j);
+  v.href = required_field<std::string>(j, "href");
+}
+
+void to_json(json& j, const CodeDescription& v) { j = {{"href", v.href}}; }
+
 void from_json(const json& j, Diagnostic& v) {
   expect_object(j);
   v.range = required_field<Range>(j, "range");
@@ -323,6 +330,7 @@ void from_json(const json& j, Diagnostic& v) {
   }
   v.source = optional_field<std::string>(j, "source");
   v.data = optional_any(j, "data");
+  v.codeDescription = optional_field<CodeDescription>(j, "codeDescription");
 }
 
 void to_json(json& j, const Diagnostic& v) {
@@ -331,6 +339,7 @@ void to_json(json& j, const Diagnostic& v) {
   put_optional(j, "code", v.code);
   put_optional(j, "source", v.source);
   put_optional(j, "data", v.data);
+  put_optional(j, "codeDescription", v.codeDescription);
 }
 
 void to_json(json& j, const PublishDiagnosticsParams& v) {
@@ -551,6 +560,7 @@ void from_json(const json& j, ClientCapabilities& v) {
   v = ClientCapabilities{};
   v.workDoneProgress = flag_at(j, {"window", "workDoneProgress"});
   v.showMessageRequest = object_at(j, {"window", "showMessage"});
+  v.showDocument = flag_at(j, {"window", "showDocument", "support"});
   v.applyEdit = flag_at(j, {"workspace", "applyEdit"});
   v.documentChanges = flag_at(j, {"workspace", "workspaceEdit", "documentChanges"});
   v.changeAnnotations = object_at(j, {"workspace", "workspaceEdit", "changeAnnotationSupport"});

@@ -84,6 +84,9 @@ struct Hover {
 };
 
 enum class DiagnosticSeverity { Error = 1, Warning = 2, Information = 3, Hint = 4 };
+struct CodeDescription {
+  std::string href;  // a URI: where the diagnostic's code is documented
+};
 struct Diagnostic {
   Range range;
   std::optional<DiagnosticSeverity> severity;
@@ -91,6 +94,7 @@ struct Diagnostic {
   std::optional<std::string> source;
   std::string message;
   std::optional<json> data;
+  std::optional<CodeDescription> codeDescription;  // last, so positional initializers above stay valid
 };
 struct PublishDiagnosticsParams {
   std::string uri;
@@ -215,6 +219,7 @@ struct ClientCapabilities {
   std::vector<MarkupKind> hoverContentFormat;  // textDocument.hover.contentFormat, in preference order
   std::vector<std::string> positionEncodings;  // general.positionEncodings
   bool showMessageRequest = false;         // window.showMessage present
+  bool showDocument = false;               // window.showDocument.support
 };
 
 struct InitializeParams {
@@ -250,6 +255,8 @@ void from_json(const json& j, DidSaveTextDocumentParams& v);
 void from_json(const json& j, TextDocumentPositionParams& v);
 void to_json(json& j, const MarkupContent& v);
 void to_json(json& j, const Hover& v);
+void from_json(const json& j, CodeDescription& v);
+void to_json(json& j, const CodeDescription& v);
 void from_json(const json& j, Diagnostic& v);
 void to_json(json& j, const Diagnostic& v);
 void to_json(json& j, const PublishDiagnosticsParams& v);

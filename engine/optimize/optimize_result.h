@@ -63,6 +63,10 @@ struct OptimizeResult {
   std::string plan_markdown;
   std::vector<std::string> decisions;  // every planner and loop decision, with its reason
   std::optional<eval::Timing> reference_timing;  // the reference against itself
+  // The worker's profile of the reference (JOB_PROTOCOL.md `profile`: kernels,
+  // metrics), covering `profiled_calls` calls of it; null when there was none.
+  nlohmann::json reference_profile;
+  int profiled_calls = 1;
   std::optional<BestResult> best;
   std::vector<AttemptRecord> attempts;
   Figures figures;

@@ -270,6 +270,8 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     work.runs = target.kind == spec::TargetKind::Pytorch ? 5 : 1;
     std::vector<plan::Region> regions;
     if (profile.ok()) {
+      result.reference_profile = profile.raw;
+      result.profiled_calls = work.runs;
       try {
         regions = plan::regions_from_profile(plan::parse_profile(profile.raw), work, ceilings);
       } catch (const std::exception& e) {
@@ -291,7 +293,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     // The reference forward as an op graph (PyTorch tasks): what the knowledge
     // proposer rewrites. Without one it still has whole-module rewrites.
     std::optional<graph::OpGraph> op_graph;
-    if (target.kind == spec::TargetKind::Pytorch) {
+    if (target.kind == spec::TargetKind::Pytorch && !options.measure_only) {
       run.report("capture", "capturing the reference's op graph");
       const eval::CaptureResult capture = client.capture(baseline_task, evaluate_options);
       throw_if_cancelled(cancel);
@@ -381,6 +383,10 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     }
     result.plan_markdown = plan::to_markdown(plan);
     run.log->write("plan", result.plan);
+    if (options.measure_only) {
+      return finish(Outcome::NoImprovement, "the reference measured: " + fixed(reference_ms, 4) + " ms per call on " +
+                                                result.gpu + " (measure only: no candidates)");
+    }
     if (plan.at_speed_of_light) return finish(Outcome::NoImprovement, "the reference already runs near its speed of light");
     if (proposers_.empty()) {
       run.decide("no proposer configured (no LLM endpoint, and the built-in proposer is not enabled)");

@@ -38,6 +38,9 @@ struct OptimizeOptions {
   int timing_trials = 50;
   std::int64_t seed = 1234;
   std::chrono::milliseconds evaluate_timeout{std::chrono::minutes(3)};
+  // Stop after the reference's baseline, profile and plan (no op graph, no
+  // candidates): what an editor's "profile" asks. Ends NoImprovement.
+  bool measure_only = false;
 };
 
 // Defaults when neither the options nor the spec give them.

@@ -12,6 +12,7 @@ json JobCommands::execute_command(const std::string& command, const json& argume
     for (const auto& job : context.jobs.jobs()) {
       json entry = {{"id", job.id}, {"title", job.title}, {"state", to_string(job.state)}, {"message", job.message}};
       if (job.percentage) entry["percentage"] = *job.percentage;
+      if (!job.report_path.empty()) entry["reportPath"] = job.report_path;
       jobs.push_back(entry);
     }
     return jobs;

@@ -1,6 +1,7 @@
 #pragma once
 // Commands every hiera server has: hiera.cancelJob [jobId] (no argument:
-// every running job) and hiera.jobs (the status of each job).
+// every running job) and hiera.jobs (the status of each job: id, title,
+// state, message, percentage while running, reportPath when it wrote one).
 #include "server/features/feature.h"
 
 namespace hiera::server {

@@ -32,6 +32,9 @@ struct DocumentEdit {
 struct JobResult {
   std::string message;  // the progress "end" message, e.g. "1.8x faster, verified"
   std::optional<DocumentEdit> edit;
+  std::string report_path;  // a report the job wrote (hiera.jobs lists it); "" none
+  // Called once the client applied `edit` (not on a conflict or a refusal).
+  std::function<void()> on_applied;
 };
 
 class JobContext : public engine::ProgressSink {
@@ -51,6 +54,7 @@ struct JobStatus {
   JobState state = JobState::Running;
   std::string message;          // last progress message, or the outcome
   std::optional<int> percentage;
+  std::string report_path;      // set when the job ended with a report; "" none
 };
 
 }  // namespace hiera::server

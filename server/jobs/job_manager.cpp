@@ -227,9 +227,16 @@ void JobManager::run(const std::string& id, const std::string& title, const JobW
     result.message = "cancelled";
   } else if (state == JobState::Succeeded && result.edit) {
     deliver(id, title, *result.edit, result, state);
+    if (state == JobState::Succeeded && result.on_applied) result.on_applied();
   }
   if (result.message.empty()) result.message = to_string(state);
 
+  // The outcome is recorded before the client hears of it: hiera.jobs after the end says how it ended.
+  update(id, [&](JobStatus& s) {
+    s.state = state;
+    s.message = result.message;
+    s.report_path = result.report_path;
+  });
   if (progress) {
     client_.notify("$/progress", {{"token", id}, {"value", lsp::WorkDoneProgressEnd{result.message}}});
   } else {
@@ -238,9 +245,6 @@ void JobManager::run(const std::string& id, const std::string& title, const JobW
   }
   {
     std::lock_guard lock(mutex_);
-    auto& status = entries_.at(id).status;
-    status.state = state;
-    status.message = result.message;
     --running_;
   }
   idle_.notify_all();

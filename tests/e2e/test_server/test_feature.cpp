@@ -31,7 +31,7 @@ std::vector<lsp::Diagnostic> TestFeature::diagnostics(const server::TextDocument
   for (auto at = text.find("TODO"); at != std::string::npos; at = text.find("TODO", at + 4)) {
     out.push_back(lsp::Diagnostic{{document.position_of(at, context.encoding), document.position_of(at + 4, context.encoding)},
                                   lsp::DiagnosticSeverity::Warning, std::string("test.todo"), std::string("hiera-test"),
-                                  "TODO found", std::nullopt});
+                                  "TODO found", std::nullopt, std::nullopt});
   }
   return out;
 }

@@ -13,6 +13,9 @@
 //   --ignore-shutdown   answer `shutdown` but keep running (until stdin closes)
 //   --ignore-eof        keep running when stdin closes
 //   --ignore-sigterm    ignore SIGTERM, so only SIGKILL ends it
+//   --candidate-ms MS   the candidate's canned timing: median MS, p10 0.95*MS,
+//                       p90 1.05*MS, speedup 0.1/MS (default: median 0.05 with
+//                       the reference's spread, which is not faster beyond noise)
 //
 // Per request, params.behave (or params.task.behave, as evaluate nests it):
 //   ok (default)  canned result for the method
@@ -28,7 +31,9 @@
 // "reply" in params (or params.task) replaces the canned result. Canned
 // results: probe, compile, evaluate (with timing.baselines when asked for),
 // capture (a conv -> relu graph that also records the seed it was sent;
-// {"graph": null} for a CUDA task). Object
+// {"graph": null} for a CUDA task), profile (one kernel "fake_kernel", 2 calls,
+// 200000 ns in all; metrics unavailable), deliver (the candidate's source as
+// delivered, with the canned evaluation). Object
 // results also get "pid", "started_ns" and "finished_ns" (CLOCK_MONOTONIC,
 // comparable across processes: the tests use them to see jobs overlap).
 #include <algorithm>
@@ -67,6 +72,7 @@ struct Options {
   std::string hello = "ok";
   bool ignore_shutdown = false;
   bool ignore_eof = false;
+  double candidate_ms = 0.0;  // 0: the default canned candidate timing
 };
 
 std::int64_t monotonic_ns() {
@@ -134,7 +140,7 @@ json canned_compile(const json& params) {
   return result;
 }
 
-json canned_evaluation(const json& params) {
+json canned_evaluation(const json& params, const Options& options) {
   const std::int64_t seed = params.value("seed", 1234);
   const int trials = params.value("trials", 5);
   const char* distributions[] = {"uniform", "normal", "large"};
@@ -147,7 +153,15 @@ json canned_evaluation(const json& params) {
                       {"trials", params.value("timing_trials", 50)}};
   json faster = stats;
   faster["median_ms"] = 0.05;
-  result["timing"] = {{"reference", stats}, {"candidate", faster}, {"speedup", 2.0}};
+  double speedup = 2.0;
+  if (options.candidate_ms > 0) {
+    faster["median_ms"] = options.candidate_ms;
+    faster["min_ms"] = 0.9 * options.candidate_ms;
+    faster["p10_ms"] = 0.95 * options.candidate_ms;
+    faster["p90_ms"] = 1.05 * options.candidate_ms;
+    speedup = 0.1 / options.candidate_ms;
+  }
+  result["timing"] = {{"reference", stats}, {"candidate", faster}, {"speedup", speedup}};
   result["speed_of_light_ms"] = 0.01;
   // Baselines asked for: "compile" is timed (0.08 ms), any other name is reported as unavailable.
   if (auto baselines = params.find("baselines"); baselines != params.end() && baselines->is_array()) {
@@ -286,7 +300,15 @@ void handle(const protocol::Request& request, const Options& options) {
   } else if (request.method == "compile") {
     result = canned_compile(params);
   } else if (request.method == "evaluate") {
-    result = canned_evaluation(params);
+    result = canned_evaluation(params, options);
+  } else if (request.method == "profile") {
+    result = {{"kernels", {{{"name", "fake_kernel"}, {"grid", {64, 1, 1}}, {"block", {256, 1, 1}}, {"calls", 2},
+                            {"total_ns", 200000}, {"mean_ns", 100000}}}},
+              {"metrics", {{"unavailable", "the fake worker measures nothing"}}}};
+  } else if (request.method == "deliver") {
+    const json* task = find_in_params(params, "candidate");
+    result = {{"delivered_source", task && task->is_object() ? task->value("source", std::string()) : std::string()},
+              {"evaluation", canned_evaluation(params, options)}};
   } else if (request.method == "capture") {
     result = canned_capture(params);
   } else if (request.method == "echo") {
@@ -330,6 +352,8 @@ Options parse_options(int argc, char** argv) {
       options.ignore_shutdown = true;
     } else if (arg == "--ignore-eof") {
       options.ignore_eof = true;
+    } else if (arg == "--candidate-ms") {
+      options.candidate_ms = std::atof(value().c_str());
     } else if (arg == "--ignore-sigterm") {
       std::signal(SIGTERM, SIG_IGN);
     } else {

@@ -1,0 +1,153 @@
+#include "engine/optimize/optimizer_setup.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include <wordexp.h>
+
+#include "engine/knowledge/knowledge_dir.h"
+#include "engine/propose/knowledge/knowledge_proposer.h"
+#include "engine/propose/llm_proposer.h"
+
+namespace hiera::engine::optimize {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> split_command(const std::string& command) {
+  wordexp_t words{};
+  if (wordexp(command.c_str(), &words, WRDE_NOCMD | WRDE_UNDEF) != 0) {
+    throw std::runtime_error("--worker '" + command + "': not a valid command line");
+  }
+  std::vector<std::string> out(words.we_wordv, words.we_wordv + words.we_wordc);
+  wordfree(&words);
+  if (out.empty()) throw std::runtime_error("--worker: the command is empty");
+  return out;
+}
+
+// The endpoint called `name` in configuration.llm.endpoints; "" picks llm.default.
+std::optional<llm::LlmEndpoint> pick_endpoint(const json& config, std::string name) {
+  const json llm = config.value("llm", json::object());
+  if (name.empty()) name = llm.value("default", "none");
+  if (name == "none") return std::nullopt;
+  for (const auto& endpoint : llm.value("endpoints", json::array())) {
+    if (endpoint.is_object() && endpoint.value("name", "") == name) return llm::parse_endpoint(endpoint);
+  }
+  throw std::runtime_error("--llm " + name + ": no endpoint of that name in the configuration's llm.endpoints");
+}
+
+std::vector<std::shared_ptr<propose::Proposer>> make_proposers(const OptimizerSetupArgs& args, const json& config,
+                                                               const knowledge::KnowledgeBase& knowledge,
+                                                               const std::filesystem::path& runs_dir) {
+  std::vector<std::shared_ptr<propose::Proposer>> proposers;
+  // The built-in proposer first: offline, deterministic, and the only one without an LLM endpoint.
+  if (!args.no_knowledge) {
+    proposers.push_back(std::make_shared<propose::knowledge_proposer::KnowledgeProposer>(knowledge));
+  }
+  auto endpoint = args.endpoint ? args.endpoint : pick_endpoint(config, args.llm);
+  if (endpoint) {
+    llm::validate(*endpoint);
+    if (!endpoint->cache_dir) endpoint->cache_dir = runs_dir / "llm-cache";
+    auto client = std::make_shared<llm::LlmClient>(*endpoint);
+    proposers.push_back(std::make_shared<propose::LlmProposer>(client, knowledge));
+  }
+  return proposers;
+}
+
+std::vector<std::vector<std::string>> worker_commands(const OptimizerSetupArgs& args, const json& config,
+                                                      const std::filesystem::path& exe) {
+  std::vector<std::vector<std::string>> out = args.worker_argv;
+  for (const auto& argv : out) {
+    if (argv.empty() || argv.front().empty()) throw std::runtime_error("worker command: the command is empty");
+  }
+  std::vector<std::string> commands = args.workers;
+  if (out.empty() && commands.empty() && config.contains("worker")) {
+    const json worker = config["worker"];
+    if (worker.contains("command")) commands.push_back(worker["command"].get<std::string>());
+  }
+  if (!out.empty() || !commands.empty()) {
+    for (const auto& c : commands) out.push_back(split_command(c));
+  } else if (args.worker_count) {
+    for (int i = 0; i < *args.worker_count; ++i) out.push_back({exe.string(), "worker"});
+  } else {
+    const int gpus = visible_gpu_count();
+    for (int i = 0; i < gpus; ++i) out.push_back({exe.string(), "worker", "--device", std::to_string(i)});
+    if (out.empty()) out.push_back({exe.string(), "worker"});  // no GPU: one worker, on the CPU
+  }
+  return out;
+}
+
+}  // namespace
+
+json load_configuration(const std::string& path) {
+  std::filesystem::path file = path;
+  if (file.empty()) {
+    if (const char* env = std::getenv("HIERA_CONFIG")) file = env;
+    else if (std::filesystem::exists(".hiera/config.json")) file = ".hiera/config.json";
+    else return json::object();
+  }
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot read the configuration " + file.string());
+  try {
+    json config = json::parse(in);
+    if (!config.is_object()) throw std::runtime_error("must be a JSON object");
+    return config;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("the configuration " + file.string() + " is not valid: " + e.what());
+  }
+}
+
+std::filesystem::path self_path(const char* argv0) {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path(argv0) : self;
+}
+
+int visible_gpu_count(const char* cuda_visible_devices, const std::filesystem::path& driver_dir) {
+  if (cuda_visible_devices) {
+    // CUDA stops at the first invalid entry; "-1" is the usual way to hide every device.
+    int count = 0;
+    std::string_view list = cuda_visible_devices;
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      const std::string_view entry = list.substr(0, comma);
+      if (entry.empty() || entry.front() == '-') break;
+      ++count;
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+    return count;
+  }
+  std::error_code ec;
+  int count = 0;
+  for (std::filesystem::directory_iterator it(driver_dir, ec), end; !ec && it != end; it.increment(ec)) ++count;
+  return count;
+}
+
+int visible_gpu_count() { return visible_gpu_count(std::getenv("CUDA_VISIBLE_DEVICES"), "/proc/driver/nvidia/gpus"); }
+
+OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const json& config, const std::filesystem::path& exe,
+                                    const std::string& name, const std::filesystem::path& default_runs_dir) {
+  OptimizerSetup setup;
+  const auto knowledge_dir = args.knowledge_dir.empty() ? knowledge::default_knowledge_dir(exe)
+                                                        : std::filesystem::path(args.knowledge_dir);
+  auto knowledge = std::make_shared<knowledge::KnowledgeBase>(knowledge::load_knowledge(knowledge_dir));
+  for (const auto& problem : knowledge->problems) std::cerr << name << ": knowledge: " << problem.to_string() << std::endl;
+  setup.knowledge = knowledge;
+
+  OptimizeOptions& options = setup.options;
+  options.configuration = config.value("spec", json::object());
+  options.budget = args.budget;
+  options.time_limit_s = args.time_limit_s;
+  options.runs_dir = !args.runs_dir.empty() ? std::filesystem::path(args.runs_dir)
+                                            : std::filesystem::path(config.value("runs_dir", default_runs_dir.string()));
+  options.target_gpu = !args.target_gpu.empty() ? args.target_gpu : config.value("target_gpu", std::string("h200"));
+
+  setup.proposers = make_proposers(args, config, *setup.knowledge, options.runs_dir);
+  setup.pool.commands = worker_commands(args, config, exe);
+  return setup;
+}
+
+}  // namespace hiera::engine::optimize

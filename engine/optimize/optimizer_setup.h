@@ -1,0 +1,70 @@
+#pragma once
+// What every front end builds alike before it runs the optimizer: the
+// knowledge base, the proposers (the built-in knowledge proposer, an LLM
+// proposer when an endpoint is configured), the worker pool's command lines
+// and the optimizer's options (all but the target). `hiera optimize`,
+// `hiera bench` and the LSP server's jobs call this, so they run the very same
+// optimizer; each front end only maps its own inputs (CLI11 options, editor
+// settings) onto OptimizerSetupArgs.
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/eval/worker_pool.h"
+#include "engine/knowledge/knowledge_base.h"
+#include "engine/optimize/optimizer.h"
+#include "engine/propose/llm/endpoint.h"
+#include "engine/propose/proposer.h"
+
+namespace hiera::engine::optimize {
+
+struct OptimizerSetupArgs {
+  std::optional<int> budget;
+  std::optional<double> time_limit_s;
+  std::string llm;                   // an endpoint name from the configuration, or "none"; "" picks llm.default
+  std::optional<llm::LlmEndpoint> endpoint;  // given whole (editor settings): used instead of `llm`
+  bool no_knowledge = false;         // leave out the built-in knowledge proposer
+  std::vector<std::string> workers;  // shell command lines; default: this executable's `worker`
+  std::vector<std::vector<std::string>> worker_argv;  // argument vectors, used as given (before `workers`)
+  // Copies of the default worker command; unset: one per visible GPU (--device i), at least one.
+  std::optional<int> worker_count;
+  std::string runs_dir;
+  std::string knowledge_dir;
+  std::string target_gpu;
+};
+
+// `path`, else $HIERA_CONFIG, else .hiera/config.json when it exists, else {}.
+// Throws std::runtime_error: unreadable, not JSON, not an object.
+nlohmann::json load_configuration(const std::string& path);
+
+// This executable (for the default worker command and the knowledge directory).
+std::filesystem::path self_path(const char* argv0);
+
+// GPUs this process may use: the entries of $CUDA_VISIBLE_DEVICES when it is
+// set (none for "" or a list starting with "-1"), else the devices the NVIDIA
+// driver lists in `driver_dir` (/proc/driver/nvidia/gpus); 0 without a driver.
+int visible_gpu_count(const char* cuda_visible_devices, const std::filesystem::path& driver_dir);
+int visible_gpu_count();
+
+struct OptimizerSetup {
+  // Shared and never moved: proposers keep a reference to it.
+  std::shared_ptr<const knowledge::KnowledgeBase> knowledge;
+  std::vector<std::shared_ptr<propose::Proposer>> proposers;
+  eval::WorkerPoolOptions pool;
+  OptimizeOptions options;  // every field but the target
+};
+
+// `name` prefixes the knowledge base's problems on stderr ("hiera optimize").
+// `default_runs_dir`: when neither args.runs_dir nor the configuration's
+// runs_dir says. The spec configuration is the configuration's "spec" object.
+// Throws std::runtime_error: an unknown llm endpoint name, a bad worker command
+// line (llm::EndpointError, a std::runtime_error, for a bad endpoint).
+OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const nlohmann::json& config,
+                                    const std::filesystem::path& exe, const std::string& name,
+                                    const std::filesystem::path& default_runs_dir);
+
+}  // namespace hiera::engine::optimize

@@ -1,0 +1,53 @@
+#pragma once
+// The editor features built on source analysis (engine/analysis): hints as
+// diagnostics, hovers and code lenses with what each kernel and module costs
+// (estimated on the settings' GPU, and measured once profiled), code actions
+// to optimize, profile or inspect a symbol, quick fixes, and the
+// hiera.explainHint command. Settings it reads: `gpu` and `hints.*`.
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "engine/knowledge/knowledge_base.h"
+#include "server/features/feature.h"
+#include "server/features/hint_diagnostics.h"
+#include "server/state/document_analyses.h"
+#include "server/state/measurement_store.h"
+
+namespace hiera::server {
+
+class AnalysisFeature final : public Feature {
+ public:
+  // `knowledge` gives the GPU specs for estimates and the recipes hints link
+  // to; `measurements` is what the profile and optimize jobs recorded.
+  AnalysisFeature(std::shared_ptr<const engine::knowledge::KnowledgeBase> knowledge,
+                  std::shared_ptr<const MeasurementStore> measurements);
+
+  std::vector<protocol::lsp::Diagnostic> diagnostics(const TextDocument& document, const FeatureContext& context) override;
+  std::optional<protocol::lsp::Hover> hover(const TextDocument& document, const protocol::lsp::Position& position,
+                                            const FeatureContext& context) override;
+  std::vector<protocol::lsp::CodeLens> code_lenses(const TextDocument& document, const FeatureContext& context) override;
+  std::vector<protocol::lsp::CodeAction> code_actions(const TextDocument& document,
+                                                      const protocol::lsp::CodeActionParams& params,
+                                                      const FeatureContext& context) override;
+  protocol::lsp::CodeAction resolve_code_action(protocol::lsp::CodeAction action, const FeatureContext& context) override;
+  std::vector<std::string> commands() const override;
+  nlohmann::json execute_command(const std::string& command, const nlohmann::json& arguments,
+                                 const FeatureContext& context) override;
+
+  const DocumentAnalyses& analyses() const { return analyses_; }
+
+ private:
+  std::shared_ptr<const DocumentAnalysis> analysis_of(const TextDocument& document, const FeatureContext& context);
+  // Tells the user once about each settings value that is ignored.
+  void report_problems(const std::vector<std::string>& problems, const FeatureContext& context);
+
+  std::shared_ptr<const engine::knowledge::KnowledgeBase> knowledge_;
+  std::shared_ptr<const MeasurementStore> measurements_;
+  RecipeLinks recipe_links_;
+  DocumentAnalyses analyses_;
+  std::mutex reported_mutex_;
+  std::set<std::string> reported_;
+};
+
+}  // namespace hiera::server

@@ -1,0 +1,27 @@
+#include "server/features/estimate_target.h"
+
+namespace hiera::server {
+
+EstimateTarget estimate_target(const engine::knowledge::KnowledgeBase& knowledge, const nlohmann::json& setting) {
+  EstimateTarget out;
+  if (!setting.is_null() && !setting.is_string()) {
+    out.problem = "settings: gpu must be a GPU id such as \"h200\", got " + setting.dump();
+    return out;
+  }
+  const std::string id = setting.is_string() ? setting.get<std::string>() : kDefaultGpu;
+  const auto* gpu = knowledge.gpu(id);
+  if (!gpu) {
+    std::string known;
+    for (const auto& g : knowledge.gpus) known += (known.empty() ? "" : ", ") + g.id;
+    out.label = id;
+    out.problem = "settings: unknown gpu '" + id + "' (known: " + (known.empty() ? "none" : known) + ")";
+    return out;
+  }
+  std::string label = gpu->name.substr(0, gpu->name.find(" ("));
+  if (label.rfind("NVIDIA ", 0) == 0) label.erase(0, 7);
+  out.label = label.empty() ? gpu->id : label;
+  out.roofline = engine::analysis::Roofline{gpu->id, gpu->memory_bandwidth_gbs, gpu->peak_tflops};
+  return out;
+}
+
+}  // namespace hiera::server

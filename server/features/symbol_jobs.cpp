@@ -1,0 +1,223 @@
+#include "server/features/symbol_jobs.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "engine/eval/worker_pool.h"
+#include "engine/optimize/optimizer.h"
+#include "engine/optimize/optimizer_setup.h"
+#include "engine/spec/spec_builder.h"
+#include "server/features/annotation_comment.h"
+#include "server/features/file_uri.h"
+#include "server/features/optimized_edit.h"
+#include "server/features/optimizer_settings.h"
+#include "server/features/result_measurement.h"
+#include "server/features/symbol_arguments.h"
+
+namespace hiera::server {
+
+using nlohmann::json;
+using protocol::ErrorCode;
+using protocol::RpcError;
+namespace optimize = engine::optimize;
+namespace lsp = protocol::lsp;
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string significant(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+// "S1 / op graph: c2: passed (1.85x) (3/8 tried, 2 verified, best 1.85x)"; before the plan, the message alone
+std::string progress_text(const optimize::OptimizeProgress& p) {
+  std::string text = p.message;
+  if (!p.step.empty() && text.compare(0, p.step.size(), p.step) != 0) text = p.step + ": " + text;
+  if (!p.step.empty() && p.budget > 0) {  // the budget is the plan's once a step runs
+    text += " (" + std::to_string(p.tried) + "/" + std::to_string(p.budget) + " tried, " + std::to_string(p.verified) +
+            " verified";
+    if (p.best_speedup) text += ", best " + fixed(*p.best_speedup, 2) + "x";
+    text += ")";
+  }
+  return text;
+}
+
+// Everything a job needs, read when the command arrives (the settings' snapshot then).
+struct JobInputs {
+  SymbolArguments symbol;
+  optimize::OptimizerSetupArgs args;
+  json settings;
+};
+
+JobInputs job_inputs(const std::string& command, const json& arguments, const FeatureContext& context) {
+  JobInputs in{parse_symbol_arguments(command, arguments, context.documents), {}, context.settings.snapshot()};
+  try {
+    in.args = optimizer_args_from_settings(in.settings, in.symbol.path.parent_path());
+  } catch (const std::invalid_argument& e) {
+    throw RpcError(ErrorCode::InvalidParams, command + ": " + e.what());
+  }
+  return in;
+}
+
+// Runs the optimizer as the settings say, reporting progress to the job.
+optimize::OptimizeResult run_optimizer(const JobInputs& in, const std::filesystem::path& exe, bool measure_only,
+                                       JobContext& job) {
+  optimize::OptimizerSetup setup = optimize::make_optimizer_setup(in.args, json::object(), exe, "hiera lsp", ".hiera/runs");
+  optimize::OptimizeOptions options = setup.options;
+  options.configuration = in.settings.is_object() ? in.settings : json::object();
+  options.target = in.symbol.target;
+  options.measure_only = measure_only;
+  engine::eval::WorkerPool pool(setup.pool);
+  optimize::Optimizer optimizer(pool, *setup.knowledge, setup.proposers);
+  auto result = optimizer.run(options, [&](const optimize::OptimizeProgress& p) {
+    if (measure_only) {
+      job.report(p.message, std::nullopt);
+    } else {
+      const bool counting = !p.step.empty() && p.budget > 0;
+      job.report(progress_text(p), counting ? std::min(100, 100 * p.tried / p.budget) : 0);
+    }
+  }, job.cancellation());
+  pool.shutdown();
+  return result;
+}
+
+std::string report_of(const optimize::OptimizeResult& result) {
+  return result.run_dir.empty() ? std::string() : (result.run_dir / "report.md").string();
+}
+
+// The first reason an LLM request failed, when every LLM candidate failed that way.
+std::optional<std::string> dead_llm(const optimize::OptimizeResult& result) {
+  std::optional<std::string> reason;
+  for (const auto& a : result.attempts) {
+    if (a.attempt.candidate.proposer.rfind("llm", 0) != 0) continue;
+    const auto& rejected = a.attempt.candidate.rejected;
+    if (!rejected || rejected->find("the LLM request failed") == std::string::npos) return std::nullopt;
+    if (!reason) reason = *rejected;
+  }
+  return reason;
+}
+
+JobResult optimize_job(const JobInputs& in, const std::filesystem::path& exe,
+                       const std::shared_ptr<MeasurementStore>& store, JobContext& job) {
+  const auto result = run_optimizer(in, exe, false, job);
+  const std::string& symbol = in.symbol.symbol;
+  const std::string uri = in.symbol.document->uri();
+  JobResult out;
+  out.report_path = report_of(result);
+  const std::string report = out.report_path.empty() ? "" : "; report: " + out.report_path;
+  if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}};
+  if (result.reference_timing) store->put(measurement_of(result, uri, symbol, false));
+  if (result.outcome == optimize::Outcome::Error) throw std::runtime_error(result.message + report);
+  if (!result.improved()) {
+    if (auto reason = dead_llm(result)) {
+      throw std::runtime_error("the LLM endpoint did not answer: " + *reason + " (no verified improvement" + report + ")");
+    }
+    out.message = symbol + ": no verified improvement (" + result.message + ")" + report;
+    return out;
+  }
+  // Only a result with passing evidence becomes an edit (improved() above).
+  const Evidence evidence = evidence_of(result);
+  const auto& best = *result.best;
+  const std::string& text = in.symbol.document->text();
+  std::vector<ByteEdit> edits;
+  try {
+    edits = in.symbol.kind == "kernel"
+                ? kernel_replacement(text, symbol, best.delivered_source, best.candidate.kernel, annotation_comment(evidence, "// "))
+                : module_insertion(text, symbol, best.delivered_source, annotation_comment(evidence, "# "));
+  } catch (const OptimizedEditError& e) {
+    throw std::runtime_error(symbol + ": " + fixed(best.speedup, 2) + "x faster, verified, but not deliverable as an edit: " +
+                             e.what() + report);
+  }
+  out.message = symbol + ": " + fixed(best.speedup, 2) + "x faster on " + result.gpu + ", verified" + report;
+  out.edit = DocumentEdit{uri, in.symbol.document->version(), std::move(edits),
+                          "hiera: optimized " + symbol + " (" + fixed(best.speedup, 2) + "x)", false};
+  out.on_applied = [store, measurement = measurement_of(result, uri, symbol, true)] { store->put(measurement); };
+  return out;
+}
+
+JobResult profile_job(const JobInputs& in, const std::filesystem::path& exe, const std::shared_ptr<MeasurementStore>& store,
+                      JobContext& job) {
+  const auto result = run_optimizer(in, exe, true, job);
+  JobResult out;
+  out.report_path = report_of(result);
+  if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}};
+  if (!result.reference_timing) {
+    throw std::runtime_error(result.message + (out.report_path.empty() ? "" : "; report: " + out.report_path));
+  }
+  const Measurement m = measurement_of(result, in.symbol.document->uri(), in.symbol.symbol, false);
+  store->put(m);
+  out.message = in.symbol.symbol + ": " + significant(*m.median_ms) + " ms (p10-p90 " + significant(*m.p10_ms) + "-" +
+                significant(*m.p90_ms) + " ms) on " + m.gpu;
+  return out;
+}
+
+json show_spec(const JobInputs& in, const FeatureContext& context) {
+  const auto& target = in.symbol.target;
+  engine::spec::SpecInputs inputs;  // as the optimizer builds it before probing
+  inputs.target = target.name();
+  inputs.kind = target.kind;
+  inputs.source = target.source;
+  inputs.configuration = in.settings.is_object() ? in.settings : json::object();
+  const auto built = engine::spec::build_spec(inputs);
+  std::string markdown = "# Task spec: " + target.name() + "\n\n" + built.spec.to_markdown();
+  json problems = json::array();
+  if (!built.ok()) {
+    markdown += "\n## Problems\n\n";
+    for (const auto& p : built.problems) {
+      markdown += "- " + p.to_string() + "\n";
+      problems.push_back(p.to_string());
+    }
+  }
+  const std::filesystem::path file = std::filesystem::path(in.args.runs_dir) / "specs" /
+                                     (in.symbol.path.filename().string() + "." + in.symbol.symbol + ".md");
+  std::string written;
+  try {
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << markdown;
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + file.string());
+    written = file.string();
+  } catch (const std::exception& e) {
+    context.client.log(lsp::MessageType::Warning, std::string("hiera: task spec not written: ") + e.what());
+  }
+  if (!written.empty()) {
+    if (context.client_capabilities.showDocument) {
+      // The answer is not awaited: the message loop must not block on the client.
+      context.client.request("window/showDocument", {{"uri", file_uri(std::filesystem::absolute(file))}, {"takeFocus", true}},
+                             [](ClientRequests::Outcome) {});
+    } else {
+      context.client.show_message(lsp::MessageType::Info, "hiera: task spec of " + target.name() + ": " + written);
+    }
+  }
+  return {{"markdown", markdown}, {"path", written.empty() ? json(nullptr) : json(written)}, {"problems", problems}};
+}
+
+}  // namespace
+
+SymbolJobs::SymbolJobs(std::shared_ptr<MeasurementStore> measurements, std::filesystem::path hiera_executable)
+    : measurements_(std::move(measurements)), exe_(std::move(hiera_executable)) {}
+
+std::vector<std::string> SymbolJobs::commands() const {
+  return {"hiera.optimizeSymbol", "hiera.profileSymbol", "hiera.showSpec"};
+}
+
+json SymbolJobs::execute_command(const std::string& command, const json& arguments, const FeatureContext& context) {
+  auto in = std::make_shared<const JobInputs>(job_inputs(command, arguments, context));
+  if (command == "hiera.showSpec") return show_spec(*in, context);
+  const bool optimizing = command == "hiera.optimizeSymbol";
+  const std::string title = (optimizing ? "Optimize " : "Profile ") + in->symbol.symbol;
+  const std::string id = context.jobs.start(title, [in, exe = exe_, store = measurements_, optimizing](JobContext& job) {
+    return optimizing ? optimize_job(*in, exe, store, job) : profile_job(*in, exe, store, job);
+  });
+  return {{"jobId", id}};
+}
+
+}  // namespace hiera::server

@@ -1,0 +1,40 @@
+#pragma once
+// The commands that measure or optimize one kernel or module of an open
+// document (the code actions and lenses offer them), each with the argument
+// [{"uri", "version", "symbol", "kind": "kernel"|"module"}]:
+// - hiera.optimizeSymbol: a job "Optimize <symbol>" that runs the optimizer on
+//   the document's text at that version and, when a candidate is verified
+//   faster, edits that version: the kernel replaced, or the optimized module
+//   inserted after the original, under an annotation comment with the evidence.
+//   Answers {"jobId"} at once.
+// - hiera.profileSymbol: a job "Profile <symbol>" that times and profiles the
+//   reference only and records the Measurement. Answers {"jobId"} at once.
+// - hiera.showSpec: the task spec built from the text and the settings (no
+//   worker), answered as {"markdown", "path", "problems"}, written to
+//   <runs dir>/specs/<file>.<symbol>.md and shown (window/showDocument where
+//   the client has it, else window/showMessage with the path).
+// Jobs read the settings (optimizer_settings.h) when they start.
+#include <filesystem>
+#include <memory>
+
+#include "server/features/feature.h"
+#include "server/state/measurement_store.h"
+
+namespace hiera::server {
+
+class SymbolJobs final : public Feature {
+ public:
+  // `hiera_executable`: the default worker is `<it> worker`, and the knowledge
+  // directory is found next to it.
+  SymbolJobs(std::shared_ptr<MeasurementStore> measurements, std::filesystem::path hiera_executable);
+
+  std::vector<std::string> commands() const override;
+  nlohmann::json execute_command(const std::string& command, const nlohmann::json& arguments,
+                                 const FeatureContext& context) override;
+
+ private:
+  std::shared_ptr<MeasurementStore> measurements_;
+  std::filesystem::path exe_;
+};
+
+}  // namespace hiera::server
