@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 namespace hiera::engine::propose::knowledge_proposer {
 
@@ -89,8 +90,14 @@ bool is_returned(const graph::OpGraph& graph, const std::string& name) {
 }
 
 bool mutates(const graph::OpGraph& graph, const Node& node) {
-  const bool trailing_underscore =
-      node.target.size() > 1 && node.target.back() == '_' && node.target[node.target.size() - 2] != '_';
+  // torch.export names an op with its overload ("torch.ops.aten.copy_.default"): judge the op's own name.
+  std::string_view name = node.target;
+  if (name.rfind("torch.ops.", 0) == 0) {
+    const auto last_dot = name.rfind('.');
+    const auto op_dot = last_dot == std::string_view::npos ? last_dot : name.rfind('.', last_dot - 1);
+    if (op_dot != std::string_view::npos && op_dot > 9) name = name.substr(op_dot + 1, last_dot - op_dot - 1);
+  }
+  const bool trailing_underscore = name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_';
   if ((node.op == "call_method" || node.op == "call_function") && trailing_underscore) return true;
   // x[i] = v, x += v (operator.iadd, or the x.__iadd__(v) the runner writes for it).
   static const std::set<std::string> kInPlaceOperators = {"iadd", "isub",    "imul",    "itruediv", "ifloordiv",

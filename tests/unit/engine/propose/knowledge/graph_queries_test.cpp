@@ -43,6 +43,11 @@ TEST(GraphQueries, InPlaceWrites) {
   EXPECT_FALSE(mutates(g, relu));
   relu.target = "operator.setitem";
   EXPECT_TRUE(mutates(g, relu));
+  // torch.export's aten ops carry their overload after the name (05_jacobi2d's out[1:-1, 1:-1] = ...).
+  relu.target = "torch.ops.aten.copy_.default";
+  EXPECT_TRUE(mutates(g, relu));
+  relu.target = "torch.ops.aten.clone.default";
+  EXPECT_FALSE(mutates(g, relu));
   g.submodules.at("drop").attrs["inplace"] = true;
   EXPECT_TRUE(mutates(g, node_named(g, "drop")));
   EXPECT_TRUE(graph_mutates(g));
