@@ -4,6 +4,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "engine/propose/knowledge/graph_queries.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
 #include "engine/propose/knowledge/kernels/node_args.h"
 #include "engine/propose/knowledge/kernels/unsupported.h"
@@ -393,6 +394,17 @@ ElementwiseFormula where(const graph::Node& node) {
   return formula;
 }
 
+// x.masked_fill(mask, value) / torch.masked_fill(x, mask, value): a where with the mask first.
+ElementwiseFormula masked_fill(const graph::Node& node) {
+  ElementwiseFormula formula;
+  formula.operands = {operand_of(node, argument(node, 1, "mask"), "mask"), operand_of(node, argument(node, 0, "input"), "input"),
+                      operand_of(node, argument(node, 2, "value"), "value")};
+  if (formula.operands[0].kind != FormulaOperand::Kind::Node) throw Unsupported(node.name + ": masked_fill with a constant mask");
+  if (formula.operands[2].kind != FormulaOperand::Kind::Number) throw Unsupported(node.name + ": masked_fill with a tensor value");
+  formula.pattern = "($0 ? $2 : $1)";
+  return formula;
+}
+
 }  // namespace
 
 std::string module_python(const std::string& target) {
@@ -479,6 +491,8 @@ std::optional<ElementwiseFormula> elementwise_formula(const graph::Node& node, c
     formula = cast(graph, node);
   } else if (k == "batch_norm") {
     formula = batch_norm_inference(graph, node);
+  } else if (k == "unknown" && is_call(node, "masked_fill", "torch.masked_fill")) {
+    formula = masked_fill(node);
   } else if (k == "unknown") {
     formula = comparison(node);
   }

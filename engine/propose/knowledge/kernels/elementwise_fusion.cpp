@@ -30,7 +30,7 @@ std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& me
 }  // namespace
 
 Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
-                                   const KernelRewriteOptions& options) {
+                                   const KernelRewriteOptions& options, const MemoryLayout& layout) {
   if (!options.knowledge) throw std::invalid_argument("find_kernel_rewrites needs options.knowledge for its templates");
   const graph::Node* root = graph.find(group.root);
   if (!root || !root->meta) throw Unsupported(group.root + " has no tensor result");
@@ -38,10 +38,15 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   if (!out_type) throw Unsupported(group.root + " is " + root->meta->dtype);
 
   const std::string prefix = "_" + group.root + "_";
-  const std::string kernel = "fused_" + group.root;
+  const std::string kernel = "fused_" + group.root + layout.kernel_suffix;
+  const bool reordered = !layout.format.empty();
+  if (reordered && layout.order.size() != root->meta->shape.size())
+    throw Unsupported(group.root + " has " + std::to_string(root->meta->shape.size()) + " dimensions, " + layout.format +
+                      " " + std::to_string(layout.order.size()));
   ProgramOptions program_options;
   program_options.shape = root->meta->shape;
-  program_options.shape_python = prefix + "shape";
+  program_options.shape_python = prefix + (reordered ? "memory_shape" : "shape");
+  program_options.memory_order = layout.order;
   program_options.prefix = "a";
   program_options.index64 = root->meta->elements() >= kIndex64From;
   program_options.full_size_by_value = true;
@@ -85,7 +90,8 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   replacement.space = knowledge::Space::S3;
   replacement.covered = group.members;
   replacement.produces = group.root;
-  replacement.description = op_list(graph, group.members) + " fused into one elementwise kernel (" +
+  replacement.description = op_list(graph, group.members) + " fused into one elementwise kernel" +
+                            (reordered ? " on " + layout.format.substr(6) + " memory" : "") + " (" +
                             std::to_string(vec * widest) + "-byte vector loads when aligned)";
   auto vector_values = values;
   vector_values["kernel_name"] = kernel + "_vec";
@@ -96,15 +102,22 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   const std::vector<const ElementwiseProgram*> programs = {&program};
   auto& s = replacement.statements;
   s.push_back(prefix + "shape = " + broadcast_shape(program, root->meta->shape));
+  if (reordered) {
+    std::string order;
+    for (const auto d : layout.order) order += (order.empty() ? "" : ", ") + std::to_string(d);
+    s.push_back(prefix + "memory_shape = torch.Size([" + prefix + "shape[d] for d in (" + order + ")])");
+  }
   if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
   s.push_back(group.root + " = torch.empty(" + prefix + "shape, dtype=" +
               output_dtype(programs, root->meta->dtype, options.allowed_precisions) +
-              ", device=" + output_device(programs) + ")");
+              ", device=" + output_device(programs) + (reordered ? ", memory_format=" + layout.format : "") + ")");
   s.push_back(prefix + "n = " + group.root + ".numel()");
   if (!program_options.index64)
     s.push_back("assert " + prefix + "n < 2**31, \"kernel " + kernel + " indexes with 32 bits\"");
   for (const auto& leaf : program.leaves())
-    if (leaf.full_size) s.push_back(prefix + leaf.pointer + " = " + leaf.python + ".contiguous()");
+    if (leaf.full_size)
+      s.push_back(prefix + leaf.pointer + " = " + leaf.python + ".contiguous(" +
+                  (reordered ? "memory_format=" + layout.format : "") + ")");
   std::string alignment = "(";
   for (const auto& name : aligned) alignment += name + ".data_ptr() | ";
   alignment += group.root + ".data_ptr()) % 16 == 0";

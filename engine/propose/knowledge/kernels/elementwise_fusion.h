@@ -21,10 +21,20 @@ namespace hiera::engine::propose::knowledge_proposer::kernels {
 // is, leaving room for run-time shapes up to twice the captured one.
 constexpr long long kIndex64From = 1LL << 30;
 
+// How a group's output and full-size operands lie in memory.
+struct MemoryLayout {
+  std::string format;               // a torch memory format ("torch.channels_last"); empty: contiguous
+  std::vector<std::size_t> order;   // ProgramOptions::memory_order
+  std::string kernel_suffix;        // keeps its kernels' names apart from the contiguous ones: "_nhwc"
+};
+
 // The replacement for one group; throws Unsupported (the reason) when the
-// group cannot be one kernel.
+// group cannot be one kernel. With a layout, the kernel reads and writes the
+// group's index space in that memory order: full-size operands are converted
+// to it (.contiguous(memory_format=...), free when they already are), and the
+// output is allocated in it.
 Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
-                                   const KernelRewriteOptions& options);
+                                   const KernelRewriteOptions& options, const MemoryLayout& layout = {});
 
 // Every group not touching `covered` with at least options.min_elementwise_ops
 // computing ops; the others that were tried land in `skipped`.

@@ -119,23 +119,52 @@ std::string ElementwiseProgram::size_argument(const std::string& python) const {
 }
 
 std::string ElementwiseProgram::offset(Leaf& leaf) {
-  const auto& space = options_.shape;
-  const std::size_t n = space.size(), m = leaf.shape.size();
-  if (m > n) throw Unsupported(leaf.python + " " + shape_text(leaf.shape) + " has more dimensions than the output " + shape_text(space));
+  const auto& logical = options_.shape;
+  const std::size_t n = logical.size(), m = leaf.shape.size();
+  if (m > n) throw Unsupported(leaf.python + " " + shape_text(leaf.shape) + " has more dimensions than the output " + shape_text(logical));
   const std::size_t pad = n - m;
-  std::vector<std::int64_t> dims(pad, 1);
-  dims.insert(dims.end(), leaf.shape.begin(), leaf.shape.end());
+  std::vector<std::int64_t> padded(pad, 1);
+  padded.insert(padded.end(), leaf.shape.begin(), leaf.shape.end());
   std::int64_t elements = 1;
   for (std::size_t d = 0; d < n; ++d) {
-    if (dims[d] != 1 && dims[d] != space[d])
-      throw Unsupported(leaf.python + " " + shape_text(leaf.shape) + " does not broadcast to " + shape_text(space));
-    elements *= dims[d];
+    if (padded[d] != 1 && padded[d] != logical[d])
+      throw Unsupported(leaf.python + " " + shape_text(leaf.shape) + " does not broadcast to " + shape_text(logical));
+    elements *= padded[d];
   }
   if (elements == 1) return "0";
-  if (dims == space) {
+  if (padded == logical) {
     leaf.full_size = true;
     return "i";
   }
+  // The index space and the leaf's dimensions in memory order; the leaf is
+  // contiguous in its own order, which must be the same order.
+  std::vector<std::size_t> order = options_.memory_order;
+  const bool reordered = !order.empty();
+  if (!reordered)
+    for (std::size_t d = 0; d < n; ++d) order.push_back(d);
+  if (order.size() != n) throw Unsupported("the memory order has " + std::to_string(order.size()) + " dimensions, the output " + std::to_string(n));
+  std::vector<std::int64_t> space(n), dims(n);
+  std::size_t previous = 0;
+  bool any = false;
+  for (std::size_t k = 0; k < n; ++k) {
+    space[k] = logical[order[k]];
+    dims[k] = padded[order[k]];
+    if (dims[k] == 1) continue;
+    if (any && order[k] < previous)
+      throw Unsupported(leaf.python + " " + shape_text(leaf.shape) + " lies in memory in another order than the output");
+    previous = order[k];
+    any = true;
+  }
+  // The leaf's elements after memory position b, as Python.
+  const auto leaf_inner = [&](std::size_t b) {
+    if (!reordered) return leaf.python + ".shape[" + std::to_string(b - pad) + ":].numel()";
+    std::string product;
+    for (std::size_t k = b; k < n; ++k) {
+      if (order[k] < pad) continue;
+      product += (product.empty() ? "" : " * ") + leaf.python + ".shape[" + std::to_string(order[k] - pad) + "]";
+    }
+    return product.empty() ? std::string("1") : "(" + product + ")";
+  };
   // Runs of dimensions the leaf does not broadcast (size-1 dimensions of the
   // index space join either side: they change no product).
   std::vector<bool> kept(n);
@@ -167,7 +196,7 @@ std::string ElementwiseProgram::offset(Leaf& leaf) {
       if (stride != 1) {
         if (leaf.is_node) {
           const std::string name = leaf.pointer + "_stride" + run;
-          sizes_.push_back({name, size_argument(leaf.python + ".shape[" + std::to_string(b - pad) + ":].numel()")});
+          sizes_.push_back({name, size_argument(leaf_inner(b))});
           term += " * " + name;
         } else {
           term += " * " + std::to_string(stride);

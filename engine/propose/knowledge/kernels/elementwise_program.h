@@ -13,7 +13,10 @@
 // e.g. a per-channel vector [C, 1, 1] against [N, C, H, W]: (i / (H*W)) % C.
 // The sizes are kernel arguments that the Python statements compute from the
 // tensors at run time, so one kernel serves every shape with the same
-// broadcast pattern.
+// broadcast pattern. With a memory order (channels_last), element i is the
+// i-th in that order and the runs are taken over the dimensions in it: a
+// per-channel vector against channels_last [N, C, H, W] (memory order N, H,
+// W, C) is read at i % C.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -51,6 +54,13 @@ struct ProgramOptions {
   // Full-size leaves enter the element function as values (the caller loads
   // them, possibly as 16-byte vectors) rather than as pointers.
   bool full_size_by_value = false;
+  // The order in which the index space lies in memory, outermost dimension
+  // first; empty: as written (row-major). channels_last [N, C, H, W] is
+  // {0, 2, 3, 1}. Then shape_python holds the shape in that order, full-size
+  // leaves must lie in it too (the caller converts them), and a broadcast
+  // leaf must keep its own dimensions' order in it (a [C, H, W] leaf against
+  // channels_last does not: Unsupported).
+  std::vector<std::size_t> memory_order;
 };
 
 class ElementwiseProgram {

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "engine/propose/knowledge/kernels/channels_last_epilogue.h"
 #include "engine/propose/knowledge/kernels/elementwise_fusion.h"
 #include "engine/propose/knowledge/kernels/norm_fusion.h"
 #include "engine/propose/knowledge/kernels/row_reduction.h"
@@ -28,6 +29,9 @@ KernelRewriteResult analyze_kernel_rewrites(const graph::OpGraph& graph, const K
   take(kernels::find_norm_fusions(graph, covered, options, result.skipped));
   take(kernels::find_row_softmax(graph, covered, options, result.skipped));
   take(kernels::find_row_reductions(graph, covered, options, result.skipped));
+  // Variants of the elementwise groups below (the same groups, with their
+  // convolution): first, so that the stable sort keeps them ahead.
+  take(kernels::find_channels_last_epilogues(graph, covered, options, result.skipped));
   take(kernels::find_elementwise_fusions(graph, covered, options, result.skipped));
 
   std::map<std::string, std::size_t> order;

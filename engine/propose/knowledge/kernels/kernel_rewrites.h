@@ -18,8 +18,13 @@
 //      s3_fused_logsumexp, s3_warp_shuffle_row_reduction);
 //   4. the remaining elementwise chains and DAGs, batch norm with running
 //      statistics included (s3_elementwise_fusion).
-// Rewrites never overlap, so the proposer may apply any subset together; no
-// alternatives for the same nodes are returned. Every kernel is a filled
+// Variants of one group (the same `produces`) may overlap, the preferred one
+// first; the proposer's sets never take two together (replacement_sets.h):
+// the 3D stencils' direct-read and shared-ring kernels, and a 2D/3D
+// convolution whose whole output goes into an elementwise group of step 4,
+// run in channels_last with that group as one kernel on the NHWC tensor
+// (s3_channels_last_conv_epilogue, channels_last_epilogue.h), before the
+// group's contiguous kernel. Other rewrites never overlap. Every kernel is a filled
 // knowledge/templates file; what each needs is in its Replacement (the
 // launch statements use the emitter's _kernel, _grid and nvrtc_runtime).
 // Left to torch, with a reason in `skipped`: batch norm in training mode (its
@@ -60,7 +65,8 @@ struct SkippedRewrite {
 };
 
 struct KernelRewriteResult {
-  std::vector<Replacement> replacements;  // non-overlapping, in graph order of `produces`
+  // In graph order of `produces`; variants of one group adjacent, preferred first.
+  std::vector<Replacement> replacements;
   std::vector<SkippedRewrite> skipped;
 };
 

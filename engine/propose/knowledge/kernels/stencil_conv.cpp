@@ -117,16 +117,16 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   kernel.update_result = "acc + bias_value";
 
   Replacement replacement;
-  replacement.recipe = dims != 3 ? "s3_stencil2d_shared_tile"
-                       : variant == StencilVariant::Direct ? "s3_stencil3d_direct_l1"
-                                                           : "s3_stencil3d_27pt";
+  const bool direct = variant == StencilVariant::Direct;
+  replacement.recipe = dims == 3 ? (direct ? "s3_stencil3d_direct_l1" : "s3_stencil3d_27pt")
+                                 : (direct ? "s3_stencil2d_direct_l1" : "s3_stencil2d_shared_tile");
   replacement.space = knowledge::Space::S3;
   replacement.produces = node.name;
   replacement.covered = {node.name};
   replacement.description = node.kind + " with " + (channels == 1 ? "one channel" : "one channel per group") + " and " +
                             std::to_string(taps.size()) + " fixed coefficients as a " + std::to_string(dims) +
                             "D stencil kernel (coefficients read on the device" +
-                            (variant == StencilVariant::Direct ? ", neighbours read through the caches)" : ")");
+                            (direct ? ", neighbours read through the caches)" : ")");
   replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
 
   const std::string prefix = "_" + node.name + "_";
@@ -172,8 +172,8 @@ std::vector<Replacement> find_conv_stencils(const graph::OpGraph& graph, std::se
       Replacement replacement = build(graph, node, options, StencilVariant::SharedRing);
       if (replacement.produces.empty()) continue;  // an ordinary convolution
       covered.insert(replacement.covered.begin(), replacement.covered.end());
-      // In 3D the direct-read variant goes first: on the H200 the ring's barrier per plane left it latency-bound.
-      if (node.kind == "conv3d") out.push_back(build(graph, node, options, StencilVariant::Direct));
+      // The direct-read variant goes first: on the H200 the shared-memory variants waited on their barriers.
+      out.push_back(build(graph, node, options, StencilVariant::Direct));
       out.push_back(std::move(replacement));
     } catch (const Unsupported& e) {
       skipped.push_back({node.name, e.what()});

@@ -99,10 +99,9 @@ KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const Ste
       {"update_body", join_lines(kernel.update_body, 6)},
       {"update_result", kernel.update_result},
   };
-  if (g.dims != 3 && kernel.variant == StencilVariant::Direct) throw std::invalid_argument("a direct-read stencil is 3D");
-  const std::string name = g.dims != 3                                    ? "stencil2d_tiled.cu"
-                           : kernel.variant == StencilVariant::Direct ? "stencil3d_direct.cu"
-                                                                      : "stencil3d_7pt.cu";
+  const bool direct = kernel.variant == StencilVariant::Direct;
+  const std::string name = g.dims == 3 ? (direct ? "stencil3d_direct.cu" : "stencil3d_7pt.cu")
+                                       : (direct ? "stencil2d_direct.cu" : "stencil2d_tiled.cu");
   return {kernel.name, fill_kernel_template(knowledge, name, values), {}};
 }
 

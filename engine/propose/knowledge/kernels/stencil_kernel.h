@@ -42,10 +42,11 @@ std::string tap_accessor(const StencilGeometry& geometry, const StencilTap& tap)
 // planes stay cheap, enough blocks to fill `sm_count` SMs (the last wave as full as it can be).
 int stencil_z_chunk(std::int64_t out_z, std::int64_t blocks_per_plane_set, int sm_count, int threads_per_block);
 
-// How a 3D kernel reaches its neighbours: a shared-memory ring of planes
-// (stencil3d_7pt.cu, one barrier per plane) or straight loads through L1/L2
-// with several planes per step (stencil3d_direct.cu, no barriers). Which is
-// faster depends on the GPU and the grid: the proposer offers both.
+// How a kernel reaches its neighbours: through shared memory (3D: a ring of
+// planes, stencil3d_7pt.cu, one barrier per plane; 2D: a tile with halo,
+// stencil2d_tiled.cu) or straight loads through L1/L2 (stencil3d_direct.cu,
+// several planes per step; stencil2d_direct.cu), no barriers. Which is faster
+// depends on the GPU and the grid: the proposer offers both.
 enum class StencilVariant { SharedRing, Direct };
 
 struct StencilKernel {
@@ -61,7 +62,7 @@ struct StencilKernel {
   std::string setup;                     // statements with `batch` known, or empty
 };
 
-// The filled template (stencil3d_7pt.cu, stencil3d_direct.cu or stencil2d_tiled.cu).
+// The filled template (stencil3d_7pt.cu, stencil3d_direct.cu, stencil2d_tiled.cu or stencil2d_direct.cu).
 KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel);
 
 // The launch: `input` a contiguous tensor variable [batch..., (nz,) ny, nx],

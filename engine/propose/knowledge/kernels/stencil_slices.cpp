@@ -123,7 +123,6 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   if (first_varying == varies.end()) throw Unsupported(group.root + ": every slice is the same");
   const std::size_t first = static_cast<std::size_t>(first_varying - varies.begin());
   const int dims = rank >= 3 && first <= rank - 3 ? 3 : 2;
-  if (dims != 3 && variant == StencilVariant::Direct) throw Unsupported(group.root + ": 2D stencils have no direct-read variant");
   if (rank < 2 || first + dims < rank) throw Unsupported(group.root + ": the slices shift a dimension before the last three");
   const std::size_t spatial = rank - static_cast<std::size_t>(dims);
   for (std::size_t d = 0; d < spatial; ++d)
@@ -158,17 +157,18 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   kernel.helpers = program.helpers();
 
   Replacement replacement;
-  replacement.recipe = dims == 2                              ? "s3_stencil2d_shared_tile"
-                       : variant == StencilVariant::Direct ? "s3_stencil3d_direct_l1"
-                       : taps.size() <= 7                  ? "s3_stencil3d_7pt_register_z"
-                                                           : "s3_stencil3d_27pt";
+  const bool direct = variant == StencilVariant::Direct;
+  replacement.recipe = dims == 2     ? (direct ? "s3_stencil2d_direct_l1" : "s3_stencil2d_shared_tile")
+                       : direct            ? "s3_stencil3d_direct_l1"
+                       : taps.size() <= 7  ? "s3_stencil3d_7pt_register_z"
+                                           : "s3_stencil3d_27pt";
   replacement.space = knowledge::Space::S3;
   replacement.produces = group.root;
   replacement.covered = group.members;
   for (const auto& s : slices) replacement.covered.insert(s.node->name);
   replacement.description = std::to_string(taps.size()) + "-point " + std::to_string(dims) + "D stencil over " +
                             base.name + " (shifted slices) as one kernel with its coefficients compiled in" +
-                            (variant == StencilVariant::Direct ? ", neighbours read through the caches" : "");
+                            (direct ? ", neighbours read through the caches" : "");
   replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
 
   const std::string prefix = "_" + group.root + "_";
@@ -218,8 +218,8 @@ std::vector<Replacement> find_slice_stencils(const graph::OpGraph& graph, std::s
         continue;
       Replacement replacement = build(graph, group, slices, options, StencilVariant::SharedRing);
       covered.insert(replacement.covered.begin(), replacement.covered.end());
-      // In 3D the direct-read variant goes first: on the H200 the ring's barrier per plane left it latency-bound.
-      if (replacement.recipe != "s3_stencil2d_shared_tile") out.push_back(build(graph, group, slices, options, StencilVariant::Direct));
+      // The direct-read variant goes first: on the H200 the shared-memory variants waited on their barriers.
+      out.push_back(build(graph, group, slices, options, StencilVariant::Direct));
       out.push_back(std::move(replacement));
     } catch (const Unsupported& e) {
       skipped.push_back({group.root, e.what()});

@@ -4,7 +4,12 @@ reference's state_dict into ModelNew (its parameters must have the same
 names and shapes), runs both on get_inputs() and compares the outputs with
 torch.allclose. Also runs the runner's static checks on each candidate.
 
-    python3 compare_candidate.py REFERENCE.py=CANDIDATE.py [...]
+    python3 compare_candidate.py [--emulate-kernels WORK_DIR] REFERENCE.py=CANDIDATE.py [...]
+
+With --emulate-kernels the candidates' generated CUDA kernels run on the CPU:
+nvrtc_runtime.compile builds them behind kernels/cpu_emulation/cuda_emulation.h
+with the host compiler (in WORK_DIR, cached by content), and _kernel/_grid
+see device 0 with 2 SMs (exits 77 without a host compiler). Float32 kernels only.
 
 Prints one JSON line per pair, in order: {"candidate", "ok", "max_abs_diff",
 "static_findings", "error"}; exits 0 when every candidate matches and passes
@@ -81,9 +86,28 @@ def compare(reference_path, candidate_path, index):
     return result
 
 
+def emulate_kernels(work):
+    """nvrtc_runtime.compile -> the CPU emulation; torch.cuda's device queries answered for a 2-SM device."""
+    sys.path.insert(0, os.path.join(HERE, "kernels", "cpu_emulation"))
+    import run_replacements
+    from hiera_runner import nvrtc_runtime
+    os.makedirs(work, exist_ok=True)
+    compiler = run_replacements.Compiler(work)
+    if not compiler.cxx:
+        print("no host C++ compiler (c++ or g++) on PATH")
+        sys.exit(77)
+    nvrtc_runtime.compile = lambda source, name, options=(): compiler.kernel(source, name)
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.get_device_properties = lambda device: types.SimpleNamespace(multi_processor_count=2)
+
+
 def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--emulate-kernels"]:
+        emulate_kernels(args[1])
+        args = args[2:]
     ok = True
-    for index, pair in enumerate(sys.argv[1:]):
+    for index, pair in enumerate(args):
         reference_path, candidate_path = pair.split("=", 1)
         result = compare(reference_path, candidate_path, index)
         ok = ok and result["ok"]

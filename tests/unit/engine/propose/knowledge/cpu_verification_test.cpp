@@ -2,15 +2,18 @@
 // reference and each candidate go to a temporary directory and a python3
 // with torch compares ModelNew (after load_state_dict of the reference's
 // weights) with Model on the CPU, and runs the runner's static checks on the
-// candidate (compare_candidate.py). Skipped where no python3 imports torch.
+// candidate (compare_candidate.py); S3 candidates with their generated
+// kernels emulated on the CPU. Skipped where no python3 imports torch.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/propose/knowledge/knowledge_proposer.h"
 #include "graph_fixtures.h"
+#include "kernels/kernel_test_support.h"
 #include "subprocess.h"
 #include "temp_directory.h"
 
@@ -35,22 +38,15 @@ struct Case {
   std::size_t expected;  // candidates the proposer offers for it
 };
 
-TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
-  const std::string python = torch_python();
-  if (python.empty()) GTEST_SKIP() << "no python3 that imports torch (scripts/find-torch-python found none)";
-  const std::vector<Case> cases = {
-      {"identity_ops", knowledge::Space::S1, 2, 2},   {"casts", knowledge::Space::S1, 2, 2},
-      {"reductions", knowledge::Space::S1, 2, 2},     {"structured_matmul", knowledge::Space::S1, 2, 2},
-      {"linear_bias", knowledge::Space::S1, 2, 2},    {"attention", knowledge::Space::S1, 1, 1},
-      {"activations", knowledge::Space::S1, 3, 3},    {"conv_stack", knowledge::Space::S2, 3, 3},
-      {"mlp_epilogue", knowledge::Space::S2, 3, 3},   {"batched_loop", knowledge::Space::S2, 2, 2},
-      {"data_dependent", knowledge::Space::S2, 1, 1},
-  };
+// Writes each case's candidates beside its reference, runs compare_candidate.py
+// over all of them (`options` first) and expects every one to match.
+void expect_candidates_match(const std::string& python, const std::vector<Case>& cases, KnowledgeProposer& proposer,
+                             const std::vector<std::string>& options) {
   hiera::testing::TempDirectory dir("hiera-knowledge-cpu-");
   std::vector<std::string> argv{
       python, std::string(HIERA_SOURCE_DIR) + "/tests/unit/engine/propose/knowledge/compare_candidate.py"};
+  argv.insert(argv.end(), options.begin(), options.end());
   std::vector<std::string> labels;
-  KnowledgeProposer proposer(nullptr);
   for (const auto& c : cases) {
     const auto graph = hiera::testing::captured_graph(c.fixture);
     propose::ProposalRequest request;
@@ -60,18 +56,20 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
     request.reference_source = hiera::testing::reference_source(c.fixture);
     const auto candidates = proposer.propose(request, {});
     ASSERT_EQ(candidates.size(), c.expected) << c.fixture;
-    const auto reference = dir.path() / (std::string(c.fixture) + "_reference.py");
+    const std::string stem = std::filesystem::path(c.fixture).filename().string();
+    const auto reference = dir.path() / (stem + "_reference.py");
     std::ofstream(reference) << request.reference_source;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       ASSERT_FALSE(candidates[i].rejected.has_value()) << c.fixture << ": " << *candidates[i].rejected;
-      const auto path = dir.path() / (std::string(c.fixture) + "_candidate" + std::to_string(i) + ".py");
+      const auto path = dir.path() / (stem + "_candidate" + std::to_string(i) + ".py");
       std::ofstream(path) << candidates[i].source;
       argv.push_back(reference.string() + "=" + path.string());
       labels.push_back(std::string(c.fixture) + " #" + std::to_string(i) + " (" + candidates[i].notes + ")");
     }
   }
-  const auto run = hiera::testing::run_process(argv, "", std::chrono::seconds(240));
+  const auto run = hiera::testing::run_process(argv, "", std::chrono::seconds(600));
   ASSERT_FALSE(run.timed_out);
+  if (run.exit_code == 77) GTEST_SKIP() << run.out;
   std::vector<nlohmann::json> results;
   std::size_t start = 0;
   while (start < run.out.size()) {
@@ -84,6 +82,49 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
     EXPECT_TRUE(results[i]["ok"].get<bool>()) << labels[i] << ": " << results[i].dump();
   }
   EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
+TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
+  const std::string python = torch_python();
+  if (python.empty()) GTEST_SKIP() << "no python3 that imports torch (scripts/find-torch-python found none)";
+  const std::vector<Case> cases = {
+      {"identity_ops", knowledge::Space::S1, 2, 2},   {"casts", knowledge::Space::S1, 2, 2},
+      {"reductions", knowledge::Space::S1, 2, 2},     {"structured_matmul", knowledge::Space::S1, 2, 2},
+      {"linear_bias", knowledge::Space::S1, 2, 2},    {"attention", knowledge::Space::S1, 1, 1},
+      {"activations", knowledge::Space::S1, 3, 3},    {"conv_stack", knowledge::Space::S2, 3, 3},
+      {"mlp_epilogue", knowledge::Space::S2, 3, 3},   {"batched_loop", knowledge::Space::S2, 2, 2},
+      {"data_dependent", knowledge::Space::S2, 1, 1},
+  };
+  KnowledgeProposer proposer(nullptr);
+  expect_candidates_match(python, cases, proposer, {});
+}
+
+// S3 with the real templates on the fusion samples (float32 ones: the
+// emulation has no half types), the generated kernels run on the CPU: every
+// candidate offered, channels_last convolution epilogues among them.
+TEST(KnowledgeProposerOnCpu, SampleCandidatesWithGeneratedKernels) {
+  const std::string python = torch_python();
+  if (python.empty()) GTEST_SKIP() << "no python3 that imports torch (scripts/find-torch-python found none)";
+  const auto s3 = knowledge::Space::S3;
+  const std::vector<Case> cases = {
+      {"samples/fusion_02_conv2d_batchnorm_relu", s3, 9, 5},
+      {"samples/fusion_03_conv2d_groupnorm_swish_scale", s3, 9, 7},
+      {"samples/fusion_06_scale_mask_softmax", s3, 9, 3},
+      {"samples/fusion_08_conv2d_min_tanh_tanh", s3, 9, 5},
+      {"samples/fusion_09_conv2d_bias_hardswish_clamp_mul", s3, 9, 7},
+      {"samples/fusion_11_conv2d_instancenorm_divide", s3, 9, 5},
+      {"samples/fusion_12_conv2d_mish_mish", s3, 9, 7},
+      {"samples/fusion_13_conv3d_leakyrelu_bias_clamp_gelu", s3, 9, 7},
+      {"samples/fusion_14_residual_add_layernorm", s3, 9, 3},
+      {"samples/fusion_20_conv2d_avgpool_sigmoid_sum", s3, 9, 5},
+      {"samples/fusion_21_convtranspose2d_bias_tanh", s3, 9, 7},
+      {"samples/fusion_26_linear_log_softmax", s3, 9, 3},
+      {"samples/fusion_27_conv3d_maxpool_logsumexp_relu", s3, 9, 5},
+      {"masked_softmax", s3, 9, 5},
+  };
+  KnowledgeProposer proposer(hiera::testing::source_knowledge());
+  const auto work = std::filesystem::temp_directory_path() / "hiera-cpu-emulation-cache";
+  expect_candidates_match(python, cases, proposer, {"--emulate-kernels", work.string()});
 }
 
 }  // namespace

@@ -259,10 +259,24 @@ const std::vector<std::string> kLaplacianIn27 = {
     "stencil[0, 0, 0, 1, 1] = stencil[0, 0, 2, 1, 1] = stencil[0, 0, 1, 0, 1] = 1.0",
     "stencil[0, 0, 1, 2, 1] = stencil[0, 0, 1, 1, 0] = stencil[0, 0, 1, 1, 2] = 1.0"};
 
+// conv -> * m [N, 1, 1, W] -> + bias [C, 1, 1] -> relu: the channels_last variant (offered first) runs.
+OpGraph channels_last_epilogue() {
+  GraphBuilder b;
+  b.input("x", {3, 4, 9, 11}).input("m", {3, 1, 1, 11});
+  b.buffer("weight", "weight", {6, 4, 3, 3}, true);
+  b.parameter("bias", "bias", {6, 1, 1});
+  b.call("conv", "call_function", "torch.conv2d", "conv2d", {node_arg("x"), node_arg("weight")},
+         {{"padding", int_arg(1)}}, {3, 6, 9, 11}, "float32", "torch.conv2d(x, weight, padding=1)");
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("conv"), node_arg("m")}, {}, {3, 6, 9, 11});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("mul"), node_arg("bias")}, {}, {3, 6, 9, 11});
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("add")}, {}, {3, 6, 9, 11});
+  return b.build({"relu"});
+}
+
 TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   const std::string python = torch_python();
   if (python.empty()) GTEST_SKIP() << "no python3 that imports torch (scripts/find-torch-python)";
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"bias_leaky_scale", bias_leaky_scale(), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}}, {"s3_elementwise_fusion"}},
       {"bias_leaky_scale_misaligned", bias_leaky_scale(), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}},
        {"s3_elementwise_fusion"}, {}, {"conv"}},
@@ -297,33 +311,36 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"},
         {"jacobi", "(u[:, :-2, 1:-1] + u[:, 2:, 1:-1] + u[:, 1:-1, :-2] + u[:, 1:-1, 2:]) * 0.25"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_shared_tile"}},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
       {"slice_stencils_ring", slice_stencils(),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"},
         {"jacobi", "(u[:, :-2, 1:-1] + u[:, 2:, 1:-1] + u[:, 1:-1, :-2] + u[:, 1:-1, 2:]) * 0.25"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_shared_tile"}, {}, {}, false, 0.0, true},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, false, 0.0, true},
       {"conv_stencils", conv_stencils(),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_shared_tile"},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"},
        // A 7-point Laplacian in 27 coefficients: the kernel skips the zero ones.
        kLaplacianIn27},
       {"conv_stencils_ring", conv_stencils(),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_shared_tile"}, kLaplacianIn27, {}, false, 0.0, true},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27, {}, false, 0.0, true},
   };
+  cases.push_back({"channels_last_epilogue", channels_last_epilogue(),
+                   {{"relu", "torch.relu(F.conv2d(x, weight, padding=1) * m + bias)"}},
+                   {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}});
   // Run and timed on a GPU only (run_replacements.py --device cuda): the 512^3 Laplacian whose target is 80% of
   // the DRAM bound (read 512^3 + write 510^3 floats), and a large conv epilogue.
   std::vector<Case> gpu_cases = {
       {"laplacian_512", slice_stencils({512, 512, 512}),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_shared_tile"}, {}, {}, true,
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, true,
        4.0 * (512.0 * 512 * 512 + 510.0 * 510 * 510)},
       {"laplacian_512_ring", slice_stencils({512, 512, 512}),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_shared_tile"}, {}, {}, true,
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, true,
        4.0 * (512.0 * 512 * 512 + 510.0 * 510 * 510), true},
       {"bias_leaky_scale_large", bias_leaky_scale({128, 64, 64, 64}), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}},
        {"s3_elementwise_fusion"}, {}, {}, true, 2 * 4.0 * 128 * 64 * 64 * 64},
@@ -346,9 +363,11 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 27) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 28) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec)"));
 }
 
 }  // namespace

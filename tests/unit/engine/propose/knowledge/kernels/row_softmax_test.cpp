@@ -3,6 +3,8 @@
 // statements, the formulas torch uses, and refusals (a dim that is not the last).
 #include "engine/propose/knowledge/kernels/row_softmax.h"
 
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -119,6 +121,36 @@ TEST(RowSoftmax, AnEpilogueMayReadThePrologue) {
   EXPECT_THAT(found[0].covered, ElementsAre("add", "exp", "softmax"));
   EXPECT_THAT(found[0].kernels[0].source, HasSubstr("  const float t0 = expf(x - row_max) / row_sum;\n"
                                                     "  const float t1 = t0 + x;\n  return t1;"));
+  hiera::testing::expect_kernels_compile(found[0]);
+}
+
+// softmax((x * scale).masked_fill(mask, -inf)): a boolean [1, 1, S, S] mask
+// read per element in the prologue (the attention-probability chain of 06).
+TEST(RowSoftmax, MaskedFillWithABroadcastBooleanMask) {
+  GraphBuilder b;
+  b.input("x", {4, 8, 64, 64}).input("mask", {1, 1, 64, 64}, "bool");
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("x"), number_arg(0.125)}, {}, {4, 8, 64, 64});
+  b.call("masked_fill", "call_method", "masked_fill", "unknown",
+         {node_arg("mul"), node_arg("mask"), number_arg(-std::numeric_limits<double>::infinity())}, {}, {4, 8, 64, 64});
+  b.call("softmax", "call_function", "torch.softmax", "softmax", {node_arg("masked_fill")}, {{"dim", int_arg(-1)}},
+         {4, 8, 64, 64});
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_row_softmax(b.build({"softmax"}), covered, options(), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(skipped.empty());
+  EXPECT_THAT(found[0].covered, ElementsAre("masked_fill", "mul", "softmax"));
+  EXPECT_EQ(found[0].description,
+            "mul + masked_fill + softmax: softmax over the last dimension fused into one kernel (one warp per segment)");
+  const std::string& source = found[0].kernels[0].source;
+  EXPECT_THAT(source, HasSubstr("fused_softmax_input(const index_t i, const bool* __restrict__ a0, const int a0_size0, "
+                                "const float* __restrict__ a1) {\n"
+                                "  const bool a0_v = a0[(i % a0_size0)];\n"
+                                "  const float a1_v = static_cast<float>(a1[i]);\n"
+                                "  const float t0 = a1_v * 0.125f;\n"
+                                "  const float t1 = (a0_v ? __int_as_float(0xff800000) : t0);\n"));
+  EXPECT_THAT(found[0].statements.back(),
+              HasSubstr("(32, 8), mask.contiguous(), _softmax_in_shape[2:4].numel(), x.contiguous(), softmax,"));
   hiera::testing::expect_kernels_compile(found[0]);
 }
 

@@ -88,8 +88,11 @@ TEST(StencilConv, DepthwiseConv2dIsATiledStencilPerChannel) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_conv_stencils(b.build({"conv2d"}), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].recipe, "s3_stencil2d_direct_l1");
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("if (wgt[24] != 0.0f) acc += wgt[24] * IN(2, 2);"));
+  hiera::testing::expect_kernels_compile(found[0]);
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_stencil2d_shared_tile");
   EXPECT_EQ(r.statements.back(),
             "_kernel(\"stencil_conv2d\")(((_conv2d_shape[-1] + 31) // 32, (_conv2d_shape[-2] + 7) // 8, max(1, min("

@@ -89,10 +89,18 @@ TEST(StencilSlices, Laplacian7PointIsOneZMarchingKernel) {
   ASSERT_EQ(direct.kernels.size(), 1u);
   const std::string& direct_source = direct.kernels[0].source;
   EXPECT_EQ(direct_source.rfind("// hiera: generated from knowledge/templates/stencil3d_direct.cu\n", 0), 0u);
-  EXPECT_THAT(direct_source, HasSubstr("#define COL(oz) load(z + (oz), yo + COLUMN_Y, xo + COLUMN_X)\n"
-                                       "#define PLANE(oz, oy, ox) load(z + (oz), yo + (oy), xo + (ox))\n"));
-  EXPECT_THAT(direct_source, HasSubstr("const float t4 = t3 + PLANE(1, 1, 0);\n"));
-  EXPECT_THAT(direct_source, HasSubstr("result[u] = t6;"));
+  EXPECT_THAT(direct_source, HasSubstr("#define COL(oz) TAP(oz, COLUMN_Y, COLUMN_X)\n"
+                                       "#define PLANE(oz, oy, ox) TAP(oz, oy, ox)\n"));
+  // The update twice: at constant offsets where every tap is inside, bounds-checked at the border.
+  EXPECT_THAT(direct_source, HasSubstr("#define TAP(oz, oy, ox) static_cast<float>(at[(oz) * plane + (oy) * nx + (ox)])"));
+  EXPECT_THAT(direct_source, HasSubstr("#define TAP(oz, oy, ox) load(z + (oz), yo + (oy), xo + (ox))"));
+  const auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = direct_source.find(needle); at != std::string::npos; at = direct_source.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("const float t4 = t3 + PLANE(1, 1, 0);\n"), 2u);
+  EXPECT_EQ(count("result[u] = t6;"), 2u);
   EXPECT_THAT(direct_source, Not(HasSubstr("__syncthreads")));
   hiera::testing::expect_kernels_compile(direct);
 
@@ -156,8 +164,16 @@ TEST(StencilSlices, Batched2DStencilIsATiledKernel) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_slice_stencils(graph, covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  ASSERT_EQ(found.size(), 2u);
+  const Replacement& direct = found[0];
+  EXPECT_EQ(direct.recipe, "s3_stencil2d_direct_l1");
+  EXPECT_EQ(direct.statements[4], found[1].statements[4]);  // the same launch geometry as the tile
+  EXPECT_EQ(direct.kernels[0].source.rfind("// hiera: generated from knowledge/templates/stencil2d_direct.cu\n", 0), 0u);
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("#define IN(oy, ox) static_cast<float>(at[(oy) * nx + (ox)])"));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("#define IN(oy, ox) load(yo + (oy), xo + (ox))"));
+  EXPECT_THAT(direct.kernels[0].source, Not(HasSubstr("__syncthreads")));
+  hiera::testing::expect_kernels_compile(direct);
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_stencil2d_shared_tile");
   EXPECT_EQ(r.description, "4-point 2D stencil over u (shifted slices) as one kernel with its coefficients compiled in");
   EXPECT_EQ(r.statements[2], "_mul_shape = u[:, :-2, 1:-1].shape");

@@ -46,6 +46,16 @@ class int64(object):
         self.value = value
 
 
+def dense(t):
+    """Contiguous in one of the layouts the kernels index: row-major, or channels_last
+    (the kernels of s3_channels_last_conv_epilogue walk NHWC memory)."""
+    if t.is_contiguous():
+        return True
+    if t.dim() == 4:
+        return t.is_contiguous(memory_format=torch.channels_last)
+    return t.dim() == 5 and t.is_contiguous(memory_format=torch.channels_last_3d)
+
+
 class EmulatedKernel(object):
     def __init__(self, library, name):
         self.launch = getattr(library, "hiera_launch_" + name)
@@ -58,13 +68,15 @@ class EmulatedKernel(object):
         holders = []
         for a in args:
             if isinstance(a, torch.Tensor):
-                if not a.is_contiguous():
-                    raise TypeError("a non-contiguous tensor reached a kernel")
+                if not dense(a):
+                    raise TypeError("a tensor with gaps or overlaps in memory reached a kernel")
                 holders.append(ctypes.c_void_p(a.data_ptr()))
             elif a is None:
                 holders.append(ctypes.c_void_p(None))
             elif isinstance(a, int64):
                 holders.append(ctypes.c_int64(a.value))
+            elif hasattr(a, "to_ctype"):  # hiera_runner.nvrtc_runtime's int64(), float64(), ...
+                holders.append(a.to_ctype())
             elif isinstance(a, bool):
                 holders.append(ctypes.c_bool(a))
             elif isinstance(a, int):

@@ -1,0 +1,39 @@
+#pragma once
+// A convolution in channels_last with its elementwise epilogue fused into one
+// kernel that works on the channels_last tensor directly
+// (s3_channels_last_conv_epilogue): the convolution's input is converted once
+// (x.contiguous(memory_format=torch.channels_last)), cuDNN then runs its NHWC
+// tensor-core kernels (TF32 for float32, as eager does under
+// cudnn.allow_tf32), and the epilogue kernel reads and writes NHWC memory, a
+// per-channel operand at i % C. The output stays channels_last where only
+// forward's return or layout-agnostic ops read it (the worker compares
+// values and shapes, not strides: the contract's interface.layout), else it
+// is made contiguous for the code after it.
+//
+// These are alternatives to the contiguous epilogue kernels of
+// elementwise_fusion.h: they cover the same group plus the convolution, and
+// the proposer offers the set with them first.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/graph/op_graph.h"
+#include "engine/propose/knowledge/kernels/elementwise_fusion.h"
+#include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+#include "engine/propose/knowledge/replacement.h"
+
+namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+// channels_last for a rank-4 tensor (memory order N, H, W, C),
+// channels_last_3d for rank 5 (N, D, H, W, C); throws Unsupported otherwise.
+MemoryLayout channels_last_layout(std::size_t rank);
+
+// One replacement per 2D/3D (transposed) convolution not in `covered` whose
+// every user is in one elementwise group (elementwise_groups.h over the nodes
+// not in `covered`) with the convolution's shape; the ones tried and left
+// alone land in `skipped`.
+std::vector<Replacement> find_channels_last_epilogues(const graph::OpGraph& graph, const std::set<std::string>& covered,
+                                                      const KernelRewriteOptions& options,
+                                                      std::vector<SkippedRewrite>& skipped);
+
+}  // namespace hiera::engine::propose::knowledge_proposer::kernels

@@ -1,0 +1,87 @@
+// What the knowledge proposer offers for the fusion samples (their graphs in
+// tests/fixtures/graphs/samples, captured at CPU sizes: the CUDA graph
+// capture, limited to 16M elements per tensor, drops out at the H200 sizes),
+// in order: a convolution with an elementwise epilogue runs channels_last with
+// the epilogue on its NHWC tensor in the first S3 candidate. With
+// HIERA_PRINT_OFFERS=1 the test prints every offer per sample and space.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "engine/propose/knowledge/knowledge_proposer.h"
+#include "graph_fixtures.h"
+#include "kernels/kernel_test_support.h"
+
+namespace {
+
+using namespace hiera::engine;
+using namespace hiera::engine::propose::knowledge_proposer;
+using Texts = std::vector<std::string>;
+
+std::vector<propose::Candidate> offers(const std::string& fixture, knowledge::Space space, int count = 9) {
+  static std::map<std::string, graph::OpGraph> graphs;
+  if (!graphs.count(fixture)) graphs[fixture] = hiera::testing::captured_graph(fixture);
+  propose::ProposalRequest request;
+  request.space = space;
+  request.count = count;
+  request.graph = &graphs[fixture];
+  request.reference_source = hiera::testing::reference_source(fixture);
+  KnowledgeProposer proposer(hiera::testing::source_knowledge());
+  return proposer.propose(request, {});
+}
+
+TEST(KnowledgeProposerOnSamples, ConvolutionEpiloguesRunChannelsLastFirst) {
+  for (const char* sample : {"02_conv2d_batchnorm_relu", "09_conv2d_bias_hardswish_clamp_mul", "12_conv2d_mish_mish",
+                             "13_conv3d_leakyrelu_bias_clamp_gelu", "21_convtranspose2d_bias_tanh",
+                             "24_conv2d_bias_relu_scale_bf16"}) {
+    const auto candidates = offers(std::string("samples/fusion_") + sample, knowledge::Space::S3);
+    ASSERT_FALSE(candidates.empty()) << sample;
+    const Texts& recipes = candidates[0].recipes;
+    EXPECT_NE(std::find(recipes.begin(), recipes.end(), "s3_channels_last_conv_epilogue"), recipes.end()) << sample;
+    EXPECT_NE(candidates[0].source.find(".contiguous(memory_format=torch.channels_last"), std::string::npos) << sample;
+  }
+}
+
+TEST(KnowledgeProposerOnSamples, ExactOffersForTheConvEpilogueSample) {
+  const auto candidates = offers("samples/fusion_09_conv2d_bias_hardswish_clamp_mul", knowledge::Space::S3);
+  Texts notes;
+  for (const auto& c : candidates) notes.push_back(c.notes);
+  const std::string cudnn = "cuDNN benchmarks its algorithms for the 1 convolution(s)";
+  const std::string graph = "the forward's 5 kernel launches captured in one CUDA graph and replayed";
+  const std::string nhwc =
+      "'conv' in channels_last, then add + hardswish + clamp + mul fused into one elementwise kernel on channels_last "
+      "memory (16-byte vector loads when aligned)";
+  const std::string nchw = "add + hardswish + clamp + mul fused into one elementwise kernel (16-byte vector loads when aligned)";
+  EXPECT_EQ(notes, (Texts{cudnn + "; " + graph + "; " + nhwc, cudnn + "; " + nhwc, nhwc, cudnn + "; " + graph + "; " + nchw,
+                          nchw, cudnn, graph}));
+}
+
+TEST(KnowledgeProposerOnSamples, MaskedSoftmaxIsOneRowKernelPerSoftmax) {
+  const auto candidates = offers("masked_softmax", knowledge::Space::S3);
+  ASSERT_GE(candidates.size(), 2u);
+  EXPECT_EQ(candidates[1].notes,
+            "mul + masked_fill + softmax: softmax over the last dimension fused into one kernel (one warp per segment); "
+            "div + where + softmax: softmax over the last dimension fused into one kernel (one warp per segment)");
+}
+
+// HIERA_PRINT_OFFERS=1: the offers, for the lead's H200 runs.
+TEST(KnowledgeProposerOnSamples, PrintOffers) {
+  if (!std::getenv("HIERA_PRINT_OFFERS")) GTEST_SKIP() << "set HIERA_PRINT_OFFERS=1 to print every sample's offers";
+  for (const char* s : {"02_conv2d_batchnorm_relu", "03_conv2d_groupnorm_swish_scale", "06_scale_mask_softmax",
+                        "08_conv2d_min_tanh_tanh", "09_conv2d_bias_hardswish_clamp_mul", "11_conv2d_instancenorm_divide",
+                        "12_conv2d_mish_mish", "13_conv3d_leakyrelu_bias_clamp_gelu", "14_residual_add_layernorm",
+                        "20_conv2d_avgpool_sigmoid_sum", "21_convtranspose2d_bias_tanh", "24_conv2d_bias_relu_scale_bf16",
+                        "26_linear_log_softmax", "27_conv3d_maxpool_logsumexp_relu"}) {
+    for (auto space : {knowledge::Space::S1, knowledge::Space::S2, knowledge::Space::S3}) {
+      int k = 0;
+      for (const auto& c : offers(std::string("samples/fusion_") + s, space)) {
+        std::cout << s << " " << knowledge::to_string(space) << " #" << ++k << ": "
+                  << (c.rejected ? "REJECTED " + *c.rejected : c.notes) << "\n";
+      }
+    }
+  }
+}
+
+}  // namespace
