@@ -3,7 +3,8 @@
 #   sh run-tests.sh unit  typecheck; unit tests of settings.ts / commands.ts /
 #                         status.ts against a stubbed `vscode` module
 #   sh run-tests.sh e2e   esbuild bundle; protocol tests against hiera lsp
-#                         (HIERA_BIN) and hiera-test-lsp (HIERA_TEST_LSP);
+#                         (HIERA_BIN; HIERA_FAKE_WORKER as its worker in the
+#                         report and task spec test) and hiera-test-lsp (HIERA_TEST_LSP);
 #                         the bundled extension activated against them; vsce
 #                         package → hiera.vsix, and its contents checked
 #   sh run-tests.sh       both
@@ -49,7 +50,7 @@ fi
 
 if [ "$what" = e2e ] || [ "$what" = all ]; then
   if [ -z "${HIERA_BIN:-}" ] || [ -z "${HIERA_TEST_LSP:-}" ]; then
-    echo "note: HIERA_BIN / HIERA_TEST_LSP unset: the protocol tests skip (ctest sets both)"
+    echo "note: HIERA_BIN / HIERA_TEST_LSP unset: the protocol tests skip (ctest sets them and HIERA_FAKE_WORKER)"
   fi
   step "esbuild bundle → dist/extension.js"
   npm run -s build

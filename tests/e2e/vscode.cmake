@@ -3,6 +3,7 @@
 #     settings mapping, commands and status bar against a stubbed `vscode` module.
 #   hiera_vscode_e2e (label e2e): esbuild bundle; protocol tests with a
 #     vscode-languageserver-protocol client against hiera lsp and hiera-test-lsp;
+#     the commands against hiera lsp with hiera-fake-worker (report, task spec);
 #     the bundled extension activated against hiera-test-lsp; vsce package →
 #     editors/vscode/hiera.vsix, its contents checked.
 # Both skip (exit 77) when node, npm or editors/vscode/node_modules is missing;
@@ -15,7 +16,7 @@ add_test(NAME hiera_vscode_e2e COMMAND sh "${HIERA_VSCODE_DIR}/run-tests.sh" e2e
 set_tests_properties(hiera_vscode_unit PROPERTIES LABELS unit)
 set_tests_properties(hiera_vscode_e2e PROPERTIES
   LABELS e2e
-  ENVIRONMENT "HIERA_TEST_LSP=$<TARGET_FILE:hiera-test-lsp>;HIERA_BIN=$<TARGET_FILE:hiera>")
+  ENVIRONMENT "HIERA_TEST_LSP=$<TARGET_FILE:hiera-test-lsp>;HIERA_BIN=$<TARGET_FILE:hiera>;HIERA_FAKE_WORKER=$<TARGET_FILE:hiera-fake-worker>")
 set_tests_properties(hiera_vscode_unit hiera_vscode_e2e PROPERTIES
   SKIP_RETURN_CODE 77
   TIMEOUT 180

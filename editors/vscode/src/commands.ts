@@ -6,13 +6,15 @@
 // Client command ids must differ from the commands the server lists in
 // executeCommandProvider (hiera.cancelJob, hiera.jobs, …): vscode-languageclient
 // registers those itself, and a second registration of an id fails. Hence
-// "hiera.cancel" for the command that sends "hiera.cancelJob".
+// "hiera.cancel" for the command that sends "hiera.cancelJob", and
+// "hiera.showTaskSpec" for the one that runs the action sending "hiera.showSpec".
 import * as vscode from 'vscode';
 import type { JobTracker, JobView, ProgressToken } from './status';
 
 export const COMMANDS = {
   optimize: 'hiera.optimize',
   profile: 'hiera.profile',
+  showTaskSpec: 'hiera.showTaskSpec',
   cancel: 'hiera.cancel',
   showReport: 'hiera.showReport',
   restart: 'hiera.restartServer',
@@ -22,6 +24,13 @@ export const COMMANDS = {
 export const SERVER_COMMANDS = { cancelJob: 'hiera.cancelJob', jobs: 'hiera.jobs' } as const;
 
 export const LANGUAGES = ['cuda-cpp', 'python'];
+
+/** The title of the server's task spec action ("Show task spec for k"); not a setting. */
+export const TASK_SPEC_PATTERN = /^Show task spec/i;
+
+type ActionKind = 'optimize' | 'profile' | 'spec';
+const VERBS: Record<ActionKind, string> = { optimize: 'optimize', profile: 'profile', spec: 'show the task spec of' };
+const NAMES: Record<ActionKind, string> = { optimize: 'optimize', profile: 'profile', spec: 'show task spec' };
 
 const CONTENT_MODIFIED = -32801;
 
@@ -139,8 +148,8 @@ async function runAction(
  * do), resolves it if needed, applies its edit and runs its command through
  * workspace/executeCommand. A job the command starts reports through $/progress.
  */
-async function actionAtCursor(deps: CommandDeps, which: 'optimize' | 'profile'): Promise<StartedJob | undefined> {
-  const verb = which;
+async function actionAtCursor(deps: CommandDeps, which: ActionKind): Promise<StartedJob | undefined> {
+  const verb = VERBS[which];
   const editor = vscode.window.activeTextEditor;
   if (!editor || !LANGUAGES.includes(editor.document.languageId)) {
     void vscode.window.showWarningMessage(`hiera: open a CUDA or Python file and put the cursor in the kernel or module to ${verb}`);
@@ -162,7 +171,7 @@ async function actionAtCursor(deps: CommandDeps, which: 'optimize' | 'profile'):
         range,
         context: { diagnostics: [], triggerKind: 1 },
       })) ?? [];
-    const pattern = deps.patterns()[which];
+    const pattern = which === 'spec' ? TASK_SPEC_PATTERN : deps.patterns()[which];
     const matching = actions.filter((a) => pattern.test(a.title));
     if (matching.length === 0) {
       void vscode.window.showInformationMessage(`hiera: nothing to ${verb} at the cursor`);
@@ -177,16 +186,35 @@ async function actionAtCursor(deps: CommandDeps, which: 'optimize' | 'profile'):
       if (picked === undefined) return undefined;
       chosen = matching.find((a) => a.title === picked)!;
     }
-    return await runAction(deps, client, chosen, verb);
+    return await runAction(deps, client, chosen, NAMES[which]);
   } catch (error) {
     if (errorCode(error) === CONTENT_MODIFIED) {
-      void vscode.window.showWarningMessage(`hiera: the file changed while the action was prepared; run "${verb}" again`);
+      void vscode.window.showWarningMessage(`hiera: the file changed while the action was prepared; run "${NAMES[which]}" again`);
     } else {
-      void vscode.window.showErrorMessage(`hiera: ${verb} failed: ${errorMessage(error)}`);
+      void vscode.window.showErrorMessage(`hiera: ${NAMES[which]} failed: ${errorMessage(error)}`);
     }
-    deps.log(`${verb} failed: ${errorMessage(error)}`);
+    deps.log(`${NAMES[which]} failed: ${errorMessage(error)}`);
     return undefined;
   }
+}
+
+/**
+ * Show task spec at the cursor: the server writes the spec to a Markdown file
+ * and asks the editor to open it (window/showDocument, which
+ * vscode-languageclient handles); when it could not write one, the Markdown it
+ * answered opens in an untitled document.
+ */
+async function showTaskSpec(deps: CommandDeps): Promise<StartedJob | undefined> {
+  const done = await actionAtCursor(deps, 'spec');
+  const answer = done?.result as { markdown?: unknown; path?: unknown } | null | undefined;
+  if (!done || !answer || typeof answer.markdown !== 'string') return done;
+  if (typeof answer.path === 'string') {
+    deps.log(`task spec: ${answer.path}`);
+  } else {
+    const document = await vscode.workspace.openTextDocument({ content: answer.markdown, language: 'markdown' });
+    await vscode.window.showTextDocument(document, { preview: true });
+  }
+  return done;
 }
 
 /** Cancels the running job (asks which when several run); with none known, every job on the server. */
@@ -227,6 +255,19 @@ interface ServerJob {
   state: string;
   message?: string;
   percentage?: number;
+  reportPath?: string;
+}
+
+/**
+ * The report file of the last job: the one this window saw end, else the
+ * newest finished job on the server that wrote one (hiera.jobs lists jobs
+ * oldest first).
+ */
+export function reportPathOf(last: JobView | undefined, jobs: ServerJob[] | string): string | undefined {
+  if (typeof jobs === 'string') return undefined;
+  const path = (job: ServerJob | undefined) => (job && typeof job.reportPath === 'string' && job.reportPath !== '' ? job.reportPath : undefined);
+  if (last) return path(jobs.find((job) => job.id === String(last.token)));
+  return path([...jobs].reverse().find((job) => job.state !== 'running' && path(job)));
 }
 
 const cell = (value: unknown) => String(value ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -260,8 +301,19 @@ export function formatReport(last: JobView | undefined, running: JobView[], jobs
   return `${lines.join('\n')}\n`;
 }
 
-/** Shows the report in an untitled Markdown document (no webview). */
-async function showReport(deps: CommandDeps): Promise<string> {
+export interface ShownReport {
+  /** The report file the last job wrote, opened as it is; undefined: the summary below was shown instead. */
+  path?: string;
+  /** The summary shown in an untitled Markdown document when there is no report file. */
+  text?: string;
+}
+
+/**
+ * Opens the report file of the last job (hiera.jobs' reportPath); without
+ * one (the job wrote none, or the server is not running), a summary of the
+ * jobs in an untitled Markdown document (no webview).
+ */
+async function showReport(deps: CommandDeps): Promise<ShownReport> {
   const client = deps.client();
   let jobs: ServerJob[] | string = 'The server is not running.';
   if (client) {
@@ -271,10 +323,22 @@ async function showReport(deps: CommandDeps): Promise<string> {
       jobs = `The server did not answer hiera.jobs: ${errorMessage(error)}`;
     }
   }
+  const path = reportPathOf(deps.tracker.last(), jobs);
+  if (path) {
+    try {
+      const report = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+      await vscode.window.showTextDocument(report, { preview: true });
+      deps.log(`report: ${path}`);
+      return { path };
+    } catch (error) {
+      void vscode.window.showWarningMessage(`hiera: cannot open the report ${path}: ${errorMessage(error)}`);
+      deps.log(`report ${path}: ${errorMessage(error)}`);
+    }
+  }
   const text = formatReport(deps.tracker.last(), deps.tracker.running(), jobs);
   const document = await vscode.workspace.openTextDocument({ content: text, language: 'markdown' });
   await vscode.window.showTextDocument(document, { preview: true });
-  return text;
+  return { text };
 }
 
 async function restart(deps: CommandDeps): Promise<void> {
@@ -292,6 +356,7 @@ export function createCommands(deps: CommandDeps): Record<string, (...args: unkn
   return {
     [COMMANDS.optimize]: () => actionAtCursor(deps, 'optimize'),
     [COMMANDS.profile]: () => actionAtCursor(deps, 'profile'),
+    [COMMANDS.showTaskSpec]: () => showTaskSpec(deps),
     [COMMANDS.cancel]: () => cancel(deps),
     [COMMANDS.showReport]: () => showReport(deps),
     [COMMANDS.restart]: () => restart(deps),

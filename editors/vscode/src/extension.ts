@@ -9,6 +9,7 @@ import {
   ConfigurationLike,
   RESTART_KEYS,
   SECTION,
+  clearingPatch,
   configurationAnswer,
   toClientSettings,
   toServerSettings,
@@ -18,6 +19,16 @@ import { JobStatusBar, JobTracker, progressMiddleware } from './status';
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
 let launched: { command: string; args: string[] } | undefined;
+// The settings object the running server last got: a later change is sent as a
+// patch over it that clears removed keys (settings.ts clearingPatch).
+let lastSent: unknown;
+
+function serverSettings(): unknown {
+  const next = toServerSettings(read(), warn);
+  const patch = clearingPatch(lastSent, next);
+  lastSent = next;
+  return patch;
+}
 
 function log(line: string): void {
   output?.appendLine(`[${new Date().toISOString()}] ${line}`);
@@ -47,13 +58,18 @@ function createClient(tracker: JobTracker): LanguageClient {
     ]),
     outputChannel: output,
     // A function: read again on every (re)start.
-    initializationOptions: () => toServerSettings(read(), warn),
+    initializationOptions: () => {
+      lastSent = undefined;  // a new server process holds nothing yet
+      return serverSettings();
+    },
     middleware: {
       ...progressMiddleware(tracker),
       workspace: {
         // The server pulls section "hiera": answer with the mapped settings, not the raw configuration.
         configuration: async (params, token, next) => {
-          const hiera = configurationAnswer(params.items, read, () => undefined, warn);
+          const hiera = configurationAnswer(params.items, read, () => undefined, warn).map((value, i) =>
+            params.items[i].section === SECTION && !params.items[i].scopeUri ? serverSettings() : value,
+          );
           if (params.items.every((item) => item.section === SECTION || (item.section ?? '').startsWith(`${SECTION}.`))) return hiera;
           const others = await next(params, token);
           if (!Array.isArray(others)) return others;
@@ -113,7 +129,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       // The server merges what it gets key by key; nulls clear settings the user removed.
       if (client && client.state === State.Running) {
-        await client.sendNotification('workspace/didChangeConfiguration', { settings: { [SECTION]: toServerSettings(read(), warn) } });
+        await client.sendNotification('workspace/didChangeConfiguration', { settings: { [SECTION]: serverSettings() } });
       }
     }),
   );

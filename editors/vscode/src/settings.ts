@@ -16,9 +16,10 @@ export interface ConfigurationLike {
 export interface ServerSettings {
   worker: { command: string[] | null };
   gpu: string | null;
-  llm: { endpoint: string | null; model: string | null; apiKeyEnv: string | null };
+  llm: { endpoint: string | null; model: string | null; apiKeyEnv: string | null; provider: string | null; maxRetries: number | null };
   budget: { candidates: number; minutes: number };
-  hints: { enabled: boolean; disabled: string[] };
+  hints: { enabled: boolean; disabled: string[]; severity: Record<string, string> };
+  runsDir: string | null;
 }
 
 /** Settings that stay in the editor: how to start the server and which code actions the commands pick. */
@@ -40,10 +41,14 @@ export const DEFAULTS = {
   'llm.endpoint': '',
   'llm.model': '',
   'llm.apiKeyEnv': 'HIERA_LLM_API_KEY',
+  'llm.provider': '',
+  'llm.maxRetries': null,
   'budget.candidates': 32,
   'budget.minutes': 10,
   'hints.enabled': true,
   'hints.disabled': [] as string[],
+  'hints.severity': {} as Record<string, string>,
+  runsDir: '',
   'actions.optimizePattern': '^Optimize',
   'actions.profilePattern': '^Profile',
   'trace.server': 'off',
@@ -53,6 +58,9 @@ export const DEFAULTS = {
 export const CLIENT_ONLY_KEYS = ['server.path', 'server.args', 'actions.optimizePattern', 'actions.profilePattern', 'trace.server'];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** What the server accepts as llm.provider and as a hints.severity value. */
+export const PROVIDERS = ['openai', 'anthropic'];
+export const SEVERITIES = ['error', 'warning', 'information', 'hint'];
 
 export type Warn = (message: string) => void;
 
@@ -80,6 +88,39 @@ function positive(config: ConfigurationLike, key: 'budget.candidates' | 'budget.
   return value;
 }
 
+function provider(config: ConfigurationLike, warn?: Warn): string | null {
+  const value = str(config, 'llm.provider');
+  if (value === null || PROVIDERS.includes(value)) return value;
+  warn?.(`hiera.llm.provider: ${JSON.stringify(value)} is not one of ${PROVIDERS.join(', ')}; using the server's default (openai)`);
+  return null;
+}
+
+// null: the server's default. The server takes 0 to 100.
+function maxRetries(config: ConfigurationLike, warn?: Warn): number | null {
+  const value = config.get('llm.maxRetries');
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 100) {
+    warn?.(`hiera.llm.maxRetries: ${JSON.stringify(value)} is not an integer from 0 to 100; using the server's default`);
+    return null;
+  }
+  return value;
+}
+
+// {rule id: severity}; entries with another value are dropped with a warning.
+function severities(config: ConfigurationLike, warn?: Warn): Record<string, string> {
+  const value = config.get('hints.severity');
+  const out: Record<string, string> = {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return out;
+  for (const [rule, severity] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof severity === 'string' && SEVERITIES.includes(severity)) {
+      out[rule] = severity;
+    } else {
+      warn?.(`hiera.hints.severity.${rule}: ${JSON.stringify(severity)} is not one of ${SEVERITIES.join(', ')}; ignoring it`);
+    }
+  }
+  return out;
+}
+
 /**
  * Maps the "hiera" configuration to the server's settings object. Only the keys
  * below are copied: anything else a user typed under "hiera" (an "llm.apiKey",
@@ -98,13 +139,39 @@ export function toServerSettings(config: ConfigurationLike, warn?: Warn): Server
   return {
     worker: { command: workerCommand.length > 0 ? workerCommand : null },
     gpu: str(config, 'gpu'),
-    llm: { endpoint: str(config, 'llm.endpoint'), model: str(config, 'llm.model'), apiKeyEnv },
+    llm: {
+      endpoint: str(config, 'llm.endpoint'),
+      model: str(config, 'llm.model'),
+      apiKeyEnv,
+      provider: provider(config, warn),
+      maxRetries: maxRetries(config, warn),
+    },
     budget: {
       candidates: positive(config, 'budget.candidates', true, warn),
       minutes: positive(config, 'budget.minutes', false, warn),
     },
-    hints: { enabled: typeof enabled === 'boolean' ? enabled : DEFAULTS['hints.enabled'], disabled: strings(config, 'hints.disabled') },
+    hints: {
+      enabled: typeof enabled === 'boolean' ? enabled : DEFAULTS['hints.enabled'],
+      disabled: strings(config, 'hints.disabled'),
+      severity: severities(config, warn),
+    },
+    runsDir: str(config, 'runsDir'),
   };
+}
+
+/**
+ * `next` as a merge patch over what the server holds after `previous`: a key
+ * of an object-valued setting (hints.severity) that was sent before and is
+ * gone now is sent as null, which removes it on the server (RFC 7396 would
+ * keep it otherwise).
+ */
+export function clearingPatch(previous: unknown, next: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isObject(previous) || !isObject(next)) return next;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(next)) out[key] = key in previous ? clearingPatch(previous[key], value) : value;
+  for (const key of Object.keys(previous)) if (!(key in next)) out[key] = null;
+  return out;
 }
 
 function pattern(config: ConfigurationLike, key: 'actions.optimizePattern' | 'actions.profilePattern', warn?: Warn): RegExp {

@@ -95,7 +95,7 @@ local function run()
   vim.cmd('runtime plugin/hiera.lua')
   check('plugin/hiera.lua defines the user commands', vim.fn.exists(':HieraOptimize') == 2
     and vim.fn.exists(':HieraProfile') == 2 and vim.fn.exists(':HieraCancel') == 2
-    and vim.fn.exists(':HieraStatus') == 2 and vim.fn.exists(':HieraReport') == 2)
+    and vim.fn.exists(':HieraStatus') == 2 and vim.fn.exists(':HieraReport') == 2 and vim.fn.exists(':HieraSpec') == 2)
   check_eq('no client before setup', #hiera_clients(nil), 0)
   local before = #notes
   vim.cmd('HieraStatus')

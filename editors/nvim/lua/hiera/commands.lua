@@ -1,5 +1,5 @@
--- :HieraOptimize, :HieraProfile, :HieraCancel, :HieraStatus, :HieraReport,
--- and the Lua functions behind them. Everything goes through the standard
+-- :HieraOptimize, :HieraProfile, :HieraSpec, :HieraCancel, :HieraStatus,
+-- :HieraReport, and the Lua functions behind them. Everything goes through the standard
 -- LSP requests (textDocument/codeAction, codeAction/resolve,
 -- workspace/executeCommand); nothing here waits: answers arrive in callbacks.
 local config = require('hiera.config')
@@ -115,7 +115,7 @@ function M.run_action(kind, opts)
   local bufnr = vim.api.nvim_get_current_buf()
   local client = first_client(bufnr)
   if not client then return end
-  local pattern = (config.options.actions or {})[kind] or ('^' .. kind)
+  local pattern = (config.options.actions or {})[kind] or M.patterns[kind] or ('^' .. kind)
   local params = vim.lsp.util.make_range_params(0, client.offset_encoding)
   local row = vim.api.nvim_win_get_cursor(0)[1] - 1
   params.context = { diagnostics = line_diagnostics(bufnr, client, row) }
@@ -140,8 +140,66 @@ function M.run_action(kind, opts)
   end, bufnr)
 end
 
+-- Built-in title patterns of actions that are not configurable.
+M.patterns = { spec = '^Show task spec' }
+
 function M.optimize(opts) return M.run_action('optimize', opts) end
 function M.profile(opts) return M.run_action('profile', opts) end
+
+-- A scratch buffer named `name` holding `lines`, shown in a split (reused when open).
+local function show_scratch(name, lines, filetype)
+  local bufnr = -1
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_valid(b) and vim.api.nvim_buf_get_name(b) == name then bufnr = b end
+  end
+  if bufnr == -1 then
+    bufnr = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(bufnr, name)
+    vim.bo[bufnr].bufhidden = 'wipe'
+  end
+  vim.bo[bufnr].modifiable = true
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  vim.bo[bufnr].modifiable = false
+  vim.bo[bufnr].modified = false
+  if filetype then vim.bo[bufnr].filetype = filetype end
+  local win = vim.fn.bufwinid(bufnr)
+  if win ~= -1 then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, bufnr)
+  end
+  return bufnr
+end
+
+-- A file in a split below (the window that shows it already, if any).
+local function show_file(path)
+  local win = vim.fn.bufwinid(vim.fn.bufnr(path))
+  if win ~= -1 then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd('botright split ' .. vim.fn.fnameescape(path))
+  end
+  return vim.api.nvim_get_current_buf()
+end
+
+-- :HieraSpec: the "Show task spec" action at the cursor. The server answers
+-- {markdown, path}: the file it wrote opens (Neovim before 0.10 does not take
+-- window/showDocument, so the plugin opens it); no file: the Markdown in a
+-- scratch buffer.
+function M.spec(opts)
+  opts = opts or {}
+  return M.run_action('spec', { on_done = function(err, result)
+    if not err and type(result) == 'table' and type(result.markdown) == 'string' then
+      if type(result.path) == 'string' and util.exists(result.path) then
+        show_file(result.path)
+      else
+        show_scratch('hiera://spec', vim.split(result.markdown, '\n', { plain = true }), 'markdown')
+      end
+    end
+    if opts.on_done then opts.on_done(err, result) end
+  end })
+end
 
 -- Sends one command to each client and calls done(answers) once all have
 -- answered; answers: list of {client, err, result}.
@@ -236,36 +294,34 @@ function M.status(on_done)
   end)
 end
 
--- :HieraReport [job id]: the job's progress and end message (the last job's
--- without an id) in a scratch buffer.
+-- The report file hiera.jobs names for `job` (asked of the job's server,
+-- waiting at most 2 s); nil when it wrote none or the server is gone.
+local function report_path(job)
+  local client = vim.lsp.get_client_by_id(job.client_id)
+  if not client or client.name ~= util.name or util.is_stopped(client) then return nil end
+  local answer = util.request_sync(client, 'workspace/executeCommand', { command = 'hiera.jobs', arguments = {} }, 2000)
+  if not answer or answer.err or type(answer.result) ~= 'table' then return nil end
+  for _, entry in ipairs(answer.result) do
+    if entry.id == job.token and type(entry.reportPath) == 'string' and entry.reportPath ~= '' then
+      return entry.reportPath
+    end
+  end
+  return nil
+end
+
+-- :HieraReport [job id]: the report file the job (the last job without an
+-- id) wrote, as hiera.jobs names it; a job that wrote none: its progress and
+-- end message in a scratch buffer.
 function M.report(id)
   local job = progress.find(id)
   if not job then
     util.notify(id and id ~= '' and ('hiera: no report for ' .. id) or 'hiera: no job has reported yet', levels.WARN)
     return nil
   end
-  local name = 'hiera://report/' .. job.token
-  local bufnr = -1
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_valid(b) and vim.api.nvim_buf_get_name(b) == name then bufnr = b end
-  end
-  if bufnr == -1 then
-    bufnr = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_name(bufnr, name)
-    vim.bo[bufnr].bufhidden = 'wipe'
-  end
-  vim.bo[bufnr].modifiable = true
-  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, progress.report_lines(job))
-  vim.bo[bufnr].modifiable = false
-  vim.bo[bufnr].modified = false
-  local win = vim.fn.bufwinid(bufnr)
-  if win ~= -1 then
-    vim.api.nvim_set_current_win(win)
-  else
-    vim.cmd('botright split')
-    vim.api.nvim_win_set_buf(0, bufnr)
-  end
-  return bufnr
+  local path = job.done and report_path(job)
+  if path and util.exists(path) then return show_file(path) end
+  if path then util.notify('hiera: the report ' .. path .. ' is gone; showing the progress', levels.WARN) end
+  return show_scratch('hiera://report/' .. job.token, progress.report_lines(job))
 end
 
 local function complete_from(list)
@@ -281,6 +337,8 @@ function M.register()
     { nargs = 0, desc = 'hiera: run the Optimize code action at the cursor' })
   create('HieraProfile', function() M.profile() end,
     { nargs = 0, desc = 'hiera: run the Profile code action at the cursor' })
+  create('HieraSpec', function() M.spec() end,
+    { nargs = 0, desc = 'hiera: show the task spec of the kernel or module at the cursor' })
   create('HieraCancel', function(o) M.cancel(o.args) end,
     { nargs = '?', complete = complete_from(progress.running), desc = 'hiera: cancel a job (no id: all jobs)' })
   create('HieraStatus', function() M.status() end, { nargs = 0, desc = 'hiera: list the jobs' })

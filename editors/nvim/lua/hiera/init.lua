@@ -120,6 +120,7 @@ end
 
 M.optimize = commands.optimize
 M.profile = commands.profile
+M.spec = commands.spec
 M.cancel = commands.cancel
 M.status = commands.status
 M.report = commands.report

@@ -34,6 +34,12 @@ function M.request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+-- client.request_sync / client:request_sync: {err, result} or nil on timeout.
+function M.request_sync(client, method, params, timeout_ms, bufnr)
+  if has_011 then return client:request_sync(method, params, timeout_ms, bufnr) end
+  return client.request_sync(method, params, timeout_ms, bufnr)
+end
+
 function M.stop(client, force)
   if has_011 then return client:stop(force) end
   return client.stop(force)

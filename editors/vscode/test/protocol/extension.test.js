@@ -88,7 +88,7 @@ test('dist/extension.js: activate, settings on the wire, optimize with progress 
 
     // Our commands and the server's (registered by vscode-languageclient) live side by side.
     const ids = [...stub.state.commands.keys()].sort();
-    for (const id of ['hiera.optimize', 'hiera.profile', 'hiera.cancel', 'hiera.showReport', 'hiera.restartServer', 'hiera.cancelJob', 'hiera.jobs', 'hiera.test.slowJob']) {
+    for (const id of ['hiera.optimize', 'hiera.profile', 'hiera.cancel', 'hiera.showReport', 'hiera.showTaskSpec', 'hiera.restartServer', 'hiera.cancelJob', 'hiera.jobs', 'hiera.test.slowJob']) {
       assert.ok(ids.includes(id), `${id} in ${JSON.stringify(ids)}`);
     }
     await until(() => messages('to-server').find((m) => m.method === 'textDocument/didOpen'), 'didOpen of the open .cu file');
@@ -119,7 +119,7 @@ test('dist/extension.js: activate, settings on the wire, optimize with progress 
     assert.deepEqual(applyReply.result, { applied: true });
 
     assert.deepEqual(problems(), [], 'the optimize flow reported a problem');
-    const report = await stub.vscode.commands.executeCommand('hiera.showReport');
+    const report = (await stub.vscode.commands.executeCommand('hiera.showReport')).text;
     assert.match(report, /\| hiera-job-1 \| hiera test job \| succeeded \| 100% \| done \|/);
 
     // A settings change reaches the running server as the mapped object.
@@ -167,7 +167,7 @@ test('dist/extension.js: a server path that does not exist is reported; fixing i
     stub.state.configuration['server.args'] = [];
     await stub.vscode.workspace.fireConfigurationChange(['server.path']);
     assert.ok(stub.calls.some((c) => c.method === 'window.showInformationMessage' && c.args[0] === 'hiera: the server command changed.'));
-    const report = await stub.vscode.commands.executeCommand('hiera.showReport');
+    const report = (await stub.vscode.commands.executeCommand('hiera.showReport')).text;
     assert.match(report, /## Jobs on the server \(hiera\.jobs\)\n\nNone\./, 'the new server answers hiera.jobs');
   } finally {
     await withTimeout(extension.deactivate(), 20000, 'deactivate').catch(() => {});

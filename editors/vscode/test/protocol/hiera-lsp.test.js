@@ -22,7 +22,11 @@ const USER = settings.configurationFrom({
   'llm.apiKeyEnv': 'HIERA_TEST_LLM_KEY',
   'budget.candidates': 8,
   'budget.minutes': 1.5,
-  'hints.disabled': ['cuda.example-rule'],
+  'llm.provider': 'anthropic',
+  'llm.maxRetries': 2,
+  'hints.disabled': ['cuda.block_size'],
+  'hints.severity': { 'torch.python_loop': 'error' },
+  runsDir: '/tmp/hiera-vscode-runs',
 });
 
 // A failure the server reports about what we sent: an error/warning log or message.
@@ -48,8 +52,9 @@ test('hiera lsp: initializationOptions from settings.ts, workspace/configuration
       assert.equal(
         JSON.stringify(initializationOptions),
         '{"worker":{"command":["hiera","worker","--device","0"]},"gpu":"H200",' +
-          '"llm":{"endpoint":"http://127.0.0.1:9/v1","model":"test-model","apiKeyEnv":"HIERA_TEST_LLM_KEY"},' +
-          '"budget":{"candidates":8,"minutes":1.5},"hints":{"enabled":true,"disabled":["cuda.example-rule"]}}',
+          '"llm":{"endpoint":"http://127.0.0.1:9/v1","model":"test-model","apiKeyEnv":"HIERA_TEST_LLM_KEY","provider":"anthropic","maxRetries":2},' +
+          '"budget":{"candidates":8,"minutes":1.5},"hints":{"enabled":true,"disabled":["cuda.block_size"],' +
+          '"severity":{"torch.python_loop":"error"}},"runsDir":"/tmp/hiera-vscode-runs"}',
       );
       const result = await c.initialize(initializationOptions);
       assert.equal(result.serverInfo.name, 'hiera');

@@ -100,7 +100,7 @@ test('hiera.optimize: codeAction → executeCommand → progress in the status b
     assert.deepEqual(applyEdit.edit.documentChanges[0].textDocument, { uri: URI, version: 1 });
     assert.equal(client.text(URI), `// hiera-test: job done\n${TEXT}`);
 
-    const report = await commands[COMMANDS.showReport]();
+    const { text: report } = await commands[COMMANDS.showReport]();
     assert.match(report, /- job: hiera-job-1\n- title: hiera test job\n- outcome: finished\n- message: done\n/);
     assert.match(report, /\| hiera-job-1 \| hiera test job \| succeeded \| 100% \| done \|/);
     assert.equal(stub.state.documents.at(-1).getText(), report);

@@ -120,6 +120,11 @@ class Client {
       });
       return null;
     });
+    // vscode-languageclient opens the document and answers success.
+    c.onRequest('window/showDocument', (params) => {
+      this.record('request', 'window/showDocument', params);
+      return { success: true };
+    });
     c.onRequest('workspace/applyEdit', (params) => {
       this.record('request', 'workspace/applyEdit', params);
       try {

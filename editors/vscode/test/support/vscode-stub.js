@@ -337,6 +337,13 @@ const window = {
 const workspace = {
   async openTextDocument(options) {
     record('workspace.openTextDocument', options);
+    if (options instanceof Uri) {
+      // A file on disk, as VS Code opens it: a missing file is an error.
+      const text = require('node:fs').readFileSync(options.fsPath, 'utf8');
+      const document = { uri: options, languageId: options.fsPath.endsWith('.md') ? 'markdown' : 'plaintext', getText: () => text };
+      state.documents.push(document);
+      return document;
+    }
     const document = {
       uri: new Uri(`untitled:Untitled-${state.documents.length + 1}`),
       languageId: options.language,

@@ -254,7 +254,8 @@ test('progress through the client middleware feeds the status bar and still reac
   assert.equal(t.item.text, '$(check) hiera: add: 2.31x faster (verified)');
   assert.equal(t.item.command, 'hiera.showReport');
 
-  const text = await t.commands[COMMANDS.showReport]();
+  const { text, path: reportPath } = await t.commands[COMMANDS.showReport]();
+  assert.equal(reportPath, undefined, 'the job wrote no report file: the summary is shown');
   assert.equal(
     text,
     [
@@ -282,7 +283,75 @@ test('progress through the client middleware feeds the status bar and still reac
 
   // With the server stopped the report still opens.
   const stopped = setup({ running: false });
-  assert.match(await stopped.commands[COMMANDS.showReport](), /No job has finished in this session\.[\s\S]*The server is not running\./);
+  assert.match((await stopped.commands[COMMANDS.showReport]()).text, /No job has finished in this session\.[\s\S]*The server is not running\./);
+});
+
+test('showReport opens the report file hiera.jobs names for the last job; a missing file falls back to the summary', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hiera-report-'));
+  const report = path.join(dir, 'report.md');
+  fs.writeFileSync(report, '# hiera optimize: Model\n');
+  const older = path.join(dir, 'older.md');
+  let jobs = [
+    { id: 'hiera-job-1', title: 'Profile Model', state: 'succeeded', message: 'Model: 0.1 ms', reportPath: older },
+    { id: 'hiera-job-2', title: 'Optimize Model', state: 'succeeded', message: 'Model: no verified improvement', reportPath: report },
+    { id: 'hiera-job-3', title: 'Profile k', state: 'running', message: 'timing', percentage: 0 },
+  ];
+  const client = fakeClient({ 'workspace/executeCommand': () => jobs });
+  const t = setup({ client });
+  // No job ended in this window: the newest finished job with a report.
+  assert.deepEqual(await t.commands[COMMANDS.showReport](), { path: report });
+  const opened = stub.calls.filter((c) => c.method === 'workspace.openTextDocument').map((c) => c.args[0]);
+  assert.equal(opened.length, 1);
+  assert.equal(opened[0].fsPath, report);
+  assert.equal(stub.state.documents[0].getText(), '# hiera optimize: Model\n');
+  assert.ok(stub.calls.some((c) => c.method === 'window.showTextDocument' && c.args[0] === stub.state.documents[0]));
+  assert.ok(t.logs.includes(`report: ${report}`));
+
+  // The job that ended here is the one shown, even when a newer one has a report...
+  t.tracker.onProgress('hiera-job-1', { kind: 'begin', title: 'Profile Model' });
+  t.tracker.onProgress('hiera-job-1', { kind: 'end', message: 'Model: 0.1 ms' });
+  stub.calls.length = 0;
+  const shown = await t.commands[COMMANDS.showReport]();
+  assert.equal(shown.path, undefined, `${older} does not exist`);
+  assert.deepEqual(messages('Warning'), [`hiera: cannot open the report ${older}: ENOENT: no such file or directory, open '${older}'`]);
+  assert.match(shown.text, /- job: hiera-job-1/);
+  assert.match(shown.text, /\| hiera-job-2 \| Optimize Model \| succeeded \| {2}\| Model: no verified improvement \|/);
+  // ...and one without a report gets the summary, no warning.
+  jobs = [{ id: 'hiera-job-1', title: 'Profile Model', state: 'failed', message: 'the worker crashed' }, jobs[1]];
+  stub.calls.length = 0;
+  assert.match((await t.commands[COMMANDS.showReport]()).text, /outcome: finished/);
+  assert.deepEqual(messages('Warning'), []);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('show task spec: runs the "Show task spec" action; the server opens the file, or the Markdown opens untitled', async () => {
+  const specAction = { title: 'Show task spec for Model', kind: 'source', data: { feature: 'analysis', action: 'spec' } };
+  let answer = { markdown: '# Task spec: m.py::Model\n', path: '/w/.hiera/runs/specs/m.py.Model.md', problems: [] };
+  const client = fakeClient({
+    'textDocument/codeAction': () => [optimizeAction, profileAction, specAction],
+    'codeAction/resolve': (a) => ({ ...a, command: { title: a.title, command: 'hiera.showSpec', arguments: [{ uri: 'file:///w/m.py', symbol: 'Model' }] } }),
+    'workspace/executeCommand': () => answer,
+  });
+  const t = setup({ client });
+  stub.state.activeTextEditor = stub.editor({ uri: 'file:///w/m.py', languageId: 'python', line: 10 });
+  const done = await t.commands[COMMANDS.showTaskSpec]();
+  assert.deepEqual(done, { title: 'Show task spec for Model', result: answer });
+  assert.deepEqual(client.requests.map((r) => r.method), ['textDocument/codeAction', 'codeAction/resolve', 'workspace/executeCommand']);
+  assert.deepEqual(client.requests[2].params, { command: 'hiera.showSpec', arguments: [{ uri: 'file:///w/m.py', symbol: 'Model' }] });
+  assert.deepEqual(stub.calls.filter((c) => c.method === 'workspace.openTextDocument'), [], 'window/showDocument from the server opens the file');
+  assert.ok(t.logs.includes('task spec: /w/.hiera/runs/specs/m.py.Model.md'));
+  assert.equal(t.tracker.running().length, 0, 'no job');
+
+  answer = { markdown: '# Task spec: m.py::Model\n', path: null, problems: [] };
+  await t.commands[COMMANDS.showTaskSpec]();
+  assert.deepEqual(stub.calls.find((c) => c.method === 'workspace.openTextDocument').args[0], { content: answer.markdown, language: 'markdown' });
+
+  const none = setup({ client: fakeClient({ 'textDocument/codeAction': () => [optimizeAction] }) });
+  stub.state.activeTextEditor = stub.editor({ uri: 'file:///w/m.py', languageId: 'python' });
+  assert.equal(await none.commands[COMMANDS.showTaskSpec](), undefined);
+  assert.deepEqual(messages('Information'), ['hiera: nothing to show the task spec of at the cursor']);
 });
 
 test('status bar outcomes; a stopped server ends its running jobs; job ids restart with a new server', () => {

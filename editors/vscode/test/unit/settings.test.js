@@ -12,8 +12,8 @@ const manifest = require(path.join(__dirname, '..', '..', 'package.json'));
 const properties = manifest.contributes.configuration.properties;
 
 const DEFAULT_JSON =
-  '{"worker":{"command":null},"gpu":null,"llm":{"endpoint":null,"model":null,"apiKeyEnv":"HIERA_LLM_API_KEY"},' +
-  '"budget":{"candidates":32,"minutes":10},"hints":{"enabled":true,"disabled":[]}}';
+  '{"worker":{"command":null},"gpu":null,"llm":{"endpoint":null,"model":null,"apiKeyEnv":"HIERA_LLM_API_KEY","provider":null,"maxRetries":null},' +
+  '"budget":{"candidates":32,"minutes":10},"hints":{"enabled":true,"disabled":[],"severity":{}},"runsDir":null}';
 
 // A VS Code WorkspaceConfiguration answers get(key) with the user's value or the
 // package.json default; this one does the same from package.json itself.
@@ -35,10 +35,14 @@ const CUSTOM = {
   'llm.endpoint': 'https://llm.example.com/v1',
   'llm.model': 'some-model-7b',
   'llm.apiKeyEnv': 'MY_LLM_KEY',
+  'llm.provider': 'anthropic',
+  'llm.maxRetries': 0,
   'budget.candidates': 100,
   'budget.minutes': 2.5,
   'hints.enabled': false,
-  'hints.disabled': ['cuda.uncoalesced', 'torch.python-loop'],
+  'hints.disabled': ['cuda.uncoalesced_access', 'torch.python_loop'],
+  'hints.severity': { 'torch.host_sync': 'error', 'cuda.missing_restrict': 'hint' },
+  runsDir: '/scratch/hiera-runs',
   'actions.optimizePattern': '^(Optimize|Speed up)',
   'actions.profilePattern': '^Measure',
   'trace.server': 'verbose',
@@ -51,9 +55,10 @@ test('defaults: the exact JSON sent as initializationOptions', () => {
   assert.deepEqual(out, {
     worker: { command: null },
     gpu: null,
-    llm: { endpoint: null, model: null, apiKeyEnv: 'HIERA_LLM_API_KEY' },
+    llm: { endpoint: null, model: null, apiKeyEnv: 'HIERA_LLM_API_KEY', provider: null, maxRetries: null },
     budget: { candidates: 32, minutes: 10 },
-    hints: { enabled: true, disabled: [] },
+    hints: { enabled: true, disabled: [], severity: {} },
+    runsDir: null,
   });
   assert.deepEqual(warnings, []);
   // configurationFrom (flat values over settings.DEFAULTS) gives the same.
@@ -65,9 +70,10 @@ test('a fully customized configuration: exact JSON, client-only keys left out', 
   assert.equal(
     JSON.stringify(out),
     '{"worker":{"command":["ssh","gpu-box","hiera","worker","--device","1"]},"gpu":"H200",' +
-      '"llm":{"endpoint":"https://llm.example.com/v1","model":"some-model-7b","apiKeyEnv":"MY_LLM_KEY"},' +
+      '"llm":{"endpoint":"https://llm.example.com/v1","model":"some-model-7b","apiKeyEnv":"MY_LLM_KEY","provider":"anthropic","maxRetries":0},' +
       '"budget":{"candidates":100,"minutes":2.5},' +
-      '"hints":{"enabled":false,"disabled":["cuda.uncoalesced","torch.python-loop"]}}',
+      '"hints":{"enabled":false,"disabled":["cuda.uncoalesced_access","torch.python_loop"],' +
+      '"severity":{"torch.host_sync":"error","cuda.missing_restrict":"hint"}},"runsDir":"/scratch/hiera-runs"}',
   );
   const text = JSON.stringify(out);
   for (const clientOnly of ['/opt/hiera/bin/hiera', '--log-level', 'Speed up', 'Measure', 'verbose']) {
@@ -119,19 +125,28 @@ test('unset and malformed values: null (server default) or the default, with war
       'budget.minutes': -1,
       'hints.enabled': 'yes',
       'hints.disabled': 'cuda.x',
+      'hints.severity': { 'torch.host_sync': 'fatal', 'cuda.block_size': 'warning', 'torch.python_loop': 2 },
+      'llm.provider': 'gemini',
+      'llm.maxRetries': 101,
+      runsDir: ' ',
     }),
     (w) => warnings.push(w),
   );
   assert.deepEqual(out, {
     worker: { command: null },
     gpu: null,
-    llm: { endpoint: 'https://x.example/v1', model: null, apiKeyEnv: 'HIERA_LLM_API_KEY' },
+    llm: { endpoint: 'https://x.example/v1', model: null, apiKeyEnv: 'HIERA_LLM_API_KEY', provider: null, maxRetries: null },
     budget: { candidates: 32, minutes: 10 },
-    hints: { enabled: true, disabled: [] },
+    hints: { enabled: true, disabled: [], severity: { 'cuda.block_size': 'warning' } },
+    runsDir: null,
   });
   assert.deepEqual(warnings, [
+    'hiera.llm.provider: "gemini" is not one of openai, anthropic; using the server\'s default (openai)',
+    'hiera.llm.maxRetries: 101 is not an integer from 0 to 100; using the server\'s default',
     'hiera.budget.candidates: 2.5 is not a positive integer; using 32',
     'hiera.budget.minutes: -1 is not a positive number; using 10',
+    'hiera.hints.severity.torch.host_sync: "fatal" is not one of error, warning, information, hint; ignoring it',
+    'hiera.hints.severity.torch.python_loop: 2 is not one of error, warning, information, hint; ignoring it',
   ]);
   const badPattern = [];
   const client = settings.toClientSettings(vscodeLike({ 'actions.optimizePattern': '(', 'server.args': [] }), (w) => badPattern.push(w));
@@ -152,7 +167,7 @@ test('workspace/configuration answer: section "hiera", a part of it, and other s
   );
   assert.deepEqual(answer, [
     settings.toServerSettings(vscodeLike(CUSTOM)),
-    { endpoint: 'https://llm.example.com/v1', model: 'some-model-7b', apiKeyEnv: 'MY_LLM_KEY' },
+    { endpoint: 'https://llm.example.com/v1', model: 'some-model-7b', apiKeyEnv: 'MY_LLM_KEY', provider: 'anthropic', maxRetries: 0 },
     2.5,
     null,
     null,
@@ -181,4 +196,27 @@ test('settings.ts and package.json agree: every contributed setting has the same
   }
   // Settings that need a new server process are client-only.
   for (const key of settings.RESTART_KEYS) assert.ok(settings.CLIENT_ONLY_KEYS.includes(key));
+});
+
+test('clearingPatch: a hint severity removed in the editor is sent as null so the server drops it too', () => {
+  const before = settings.toServerSettings(vscodeLike({ 'hints.severity': { 'torch.host_sync': 'error', 'cuda.block_size': 'hint' } }));
+  const after = settings.toServerSettings(vscodeLike({ 'hints.severity': { 'cuda.block_size': 'warning' } }));
+  const patch = settings.clearingPatch(before, after);
+  assert.deepEqual(patch.hints, { enabled: true, disabled: [], severity: { 'cuda.block_size': 'warning', 'torch.host_sync': null } });
+  // Everything else is the new object as it is; arrays are replaced, not diffed.
+  assert.deepEqual({ ...patch, hints: undefined }, { ...after, hints: undefined });
+  // Nothing sent before (a new server): the object itself.
+  assert.equal(settings.clearingPatch(undefined, after), after);
+  // JSON merge patch (RFC 7396) of the patch over the old object gives exactly the new one.
+  const mergePatch = (target, p) => {
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) return p;
+    const out = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
+    for (const [k, v] of Object.entries(p)) {
+      if (v === null) delete out[k];
+      else out[k] = mergePatch(out[k], v);
+    }
+    return out;
+  };
+  const withoutNulls = JSON.parse(JSON.stringify(after, (k, v) => v));
+  assert.deepEqual(mergePatch(before, patch).hints, withoutNulls.hints);
 });
