@@ -7,7 +7,9 @@ void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string
   cmd.add_option("--time-limit", args.time_limit_s, "Wall-time limit in seconds")->check(CLI::PositiveNumber);
   cmd.add_option("--llm", args.llm, "LLM endpoint name from the configuration, or none (default: llm.default)");
   cmd.add_flag("--no-knowledge", args.no_knowledge, "Leave out the built-in knowledge proposer (rewrites and generated kernels)");
-  cmd.add_option("--worker", args.workers, "Command that starts a worker (repeat for several); default: hiera worker");
+  cmd.add_option("--worker", args.workers,
+                 "Where workers run (repeat for several): a command line, ssh://[user@]host[:port][/path/to/hiera][?gpus=N], "
+                 "or slurm[:PARTITION][,gres=gpu:N][,workers=W][,jobid=ID]...; default: hiera worker per visible GPU");
   cmd.add_option("--workers", args.worker_count, workers_help)->check(CLI::Range(1, 64));
   cmd.add_option("--config", args.config, "JSON configuration (default: $HIERA_CONFIG, else .hiera/config.json)");
   cmd.add_option("--runs-dir", args.runs_dir, "Where run logs go (default: .hiera/runs)");

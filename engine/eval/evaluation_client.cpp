@@ -13,7 +13,8 @@ using nlohmann::json;
 namespace {
 
 JobRecord record_of(const JobOutcome& outcome) {
-  return JobRecord{outcome.worker, outcome.worker_command, outcome.worker_pid, outcome.queued, outcome.ran};
+  return JobRecord{outcome.worker, outcome.worker_command, outcome.worker_pid, outcome.queued, outcome.ran,
+                   outcome.lost_attempts};
 }
 
 WorkerFailure malformed(const std::string& method, const MalformedResult& error) {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/eval/lost_attempt.h"
 #include "engine/eval/worker_failure.h"
 
 namespace hiera::engine::eval {
@@ -34,6 +35,8 @@ struct JobRecord {
   pid_t worker_pid = -1;
   std::chrono::milliseconds queued{0};
   std::chrono::milliseconds ran{0};
+  // Runs on workers lost under the job before this one (it was requeued): where else it ran.
+  std::vector<LostAttempt> lost;
 };
 
 enum class Verdict { Passed, Failed };

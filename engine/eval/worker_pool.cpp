@@ -1,6 +1,8 @@
 #include "engine/eval/worker_pool.h"
 
 #include <algorithm>
+#include <csignal>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -16,7 +18,30 @@ std::chrono::milliseconds since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
 }
 
+// Signals a process raises on itself when its own code is at fault.
+bool crash_signal(int signal) {
+  return signal == SIGSEGV || signal == SIGBUS || signal == SIGILL || signal == SIGFPE || signal == SIGABRT ||
+         signal == SIGTRAP || signal == SIGSYS;
+}
+
+// " (after worker 0 (ssh ...) was lost under it: ...)": why a failed job had run more than once.
+std::string lost_note(const std::vector<LostAttempt>& lost) {
+  std::string note;
+  for (const auto& attempt : lost) {
+    note += " (after worker " + std::to_string(attempt.worker) + " (" + describe_command(attempt.worker_command) +
+            ") was lost under it: " + attempt.failure.message + ")";
+  }
+  return note;
+}
+
 }  // namespace
+
+bool worker_lost(const WorkerFailure& failure) {
+  if (failure.kind != WorkerFailureKind::Died) return false;
+  if (failure.signal && crash_signal(*failure.signal)) return false;
+  if (failure.exit_code && *failure.exit_code > 128 && crash_signal(*failure.exit_code - 128)) return false;
+  return true;
+}
 
 const char* to_string(WorkerState state) {
   switch (state) {
@@ -31,6 +56,9 @@ const char* to_string(WorkerState state) {
 
 WorkerPool::WorkerPool(WorkerPoolOptions options) : options_(std::move(options)) {
   if (options_.commands.empty()) throw std::invalid_argument("a worker pool needs at least one worker command");
+  if (!options_.allocations.empty() && options_.allocations.size() != options_.commands.size()) {
+    throw std::invalid_argument("a worker pool needs one allocation (or none) per worker command");
+  }
   for (std::size_t i = 0; i < options_.commands.size(); ++i) {
     if (options_.commands[i].empty()) throw std::invalid_argument("worker " + std::to_string(i) + " has an empty command");
     auto slot = std::make_unique<Slot>();
@@ -40,6 +68,7 @@ WorkerPool::WorkerPool(WorkerPoolOptions options) : options_(std::move(options))
     slot->config.handshake_timeout = options_.handshake_timeout;
     slot->config.kill_grace = options_.kill_grace;
     slot->config.stderr_capacity = options_.stderr_capacity;
+    if (!options_.allocations.empty()) slot->allocation = options_.allocations[i];
     slots_.push_back(std::move(slot));
   }
   // Started only once every slot exists: the threads read all of slots_.
@@ -61,7 +90,7 @@ void WorkerPool::submit(Job job, std::function<void(JobOutcome)> on_done) {
     throw std::invalid_argument("no worker " + std::to_string(*job.worker) + " in a pool of " +
                                 std::to_string(slots_.size()));
   }
-  Pending pending{std::move(job), std::move(on_done), std::chrono::steady_clock::now()};
+  Pending pending{std::move(job), std::move(on_done), std::chrono::steady_clock::now(), {}};
   std::optional<JobOutcome> at_once;
   {
     std::lock_guard lock(mutex_);
@@ -69,7 +98,7 @@ void WorkerPool::submit(Job job, std::function<void(JobOutcome)> on_done) {
       at_once = failed(pending, WorkerFailureKind::Cancelled, "the worker pool is shut down");
     } else if (pending.job.cancel.cancelled()) {
       at_once = failed(pending, WorkerFailureKind::Cancelled, "cancelled before " + pending.job.method + " started");
-    } else if (!runnable_locked(pending.job)) {
+    } else if (!runnable_locked(pending)) {
       at_once = unrunnable_locked(pending);
     } else {
       queue_.push_back(std::move(pending));
@@ -107,6 +136,7 @@ void WorkerPool::shutdown() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    stop_.cancel();
     dropped.swap(queue_);
     // Running jobs and handshakes end now; idle workers get a clean `shutdown` from their threads.
     for (auto& slot : slots_) {
@@ -124,6 +154,13 @@ void WorkerPool::shutdown() {
     if (slot->thread.joinable()) slot->thread.join();
   }
   if (watcher_.joinable()) watcher_.join();
+  // Every worker is gone: now the allocations they ran in can go too, each once.
+  if (allocations_released_) return;
+  allocations_released_ = true;
+  std::set<WorkerAllocation*> released;
+  for (auto& slot : slots_) {
+    if (slot->allocation && released.insert(slot->allocation.get()).second) slot->allocation->release();
+  }
 }
 
 void WorkerPool::run_slot(Slot& slot) {
@@ -138,8 +175,7 @@ void WorkerPool::run_slot(Slot& slot) {
       std::unique_lock lock(mutex_);
       work_.wait(lock, [&] {
         if (stopping_) return true;
-        return std::any_of(queue_.begin(), queue_.end(),
-                           [&](const Pending& p) { return !p.job.worker || *p.job.worker == slot.index; });
+        return std::any_of(queue_.begin(), queue_.end(), [&](const Pending& p) { return eligible(p, slot.index); });
       });
       if (stopping_) break;
       pending = take_job_locked(slot.index);
@@ -194,7 +230,16 @@ bool WorkerPool::start_worker(Slot& slot, std::chrono::milliseconds& backoff) {
   changed_.notify_all();
   old.reset();  // kills and reaps a process that died while idle
 
-  std::optional<WorkerFailure> failure = worker->start();
+  // A pending Slurm allocation keeps the worker Starting and its jobs queued.
+  std::optional<WorkerFailure> failure;
+  if (slot.allocation) {
+    if (auto why = slot.allocation->wait_ready(stop_)) {
+      failure = WorkerFailure{};
+      failure->kind = WorkerFailureKind::Died;
+      failure->message = "cannot start " + describe_command(slot.config.command) + ": " + *why;
+    }
+  }
+  if (!failure) failure = worker->start();
   std::vector<std::pair<Pending, JobOutcome>> unrunnable;
   {
     std::lock_guard lock(mutex_);
@@ -240,8 +285,11 @@ void WorkerPool::run_job(Slot& slot, Pending pending) {
       // Progress reporting must not decide whether the job runs.
     }
   }
-  CallResult reply = slot.worker->call(pending.job.method, std::move(pending.job.params), pending.job.timeout,
-                                       pending.job.cancel);
+  // A job that may be requeued keeps its parameters for the next worker.
+  const bool may_requeue = !pending.job.worker && pending.lost.size() < options_.max_requeues && slots_.size() > 1;
+  CallResult reply = slot.worker->call(pending.job.method,
+                                       may_requeue ? pending.job.params : std::move(pending.job.params),
+                                       pending.job.timeout, pending.job.cancel);
   outcome.ran = since(started);
   const bool asked_restart = reply.ok() && reply.result.is_object() && reply.result.contains("restart") &&
                              reply.result["restart"].is_boolean() && reply.result["restart"].get<bool>();
@@ -249,12 +297,19 @@ void WorkerPool::run_job(Slot& slot, Pending pending) {
   outcome.worker_restarted = asked_restart || (!reply.ok() && reply.failure->kind != WorkerFailureKind::RpcError);
   outcome.result = std::move(reply.result);
   outcome.failure = std::move(reply.failure);
+  bool requeued = false;
   {
     std::lock_guard lock(mutex_);
     ++slot.jobs;
     slot.state = outcome.worker_restarted ? WorkerState::Starting : WorkerState::Ready;
+    requeued = requeue_locked(pending, slot, outcome);
   }
   changed_.notify_all();
+  if (requeued) {
+    work_.notify_all();
+    watch_.notify_all();
+    return;
+  }
   deliver(pending, std::move(outcome));
   // It exits by itself after such a reply; the next loop starts its successor.
   if (asked_restart) slot.worker->wait_exit(options_.kill_grace);
@@ -289,15 +344,37 @@ void WorkerPool::watch_queue() {
   }
 }
 
-bool WorkerPool::runnable_locked(const Job& job) const {
-  if (job.worker) return slots_[*job.worker]->state != WorkerState::Broken;
-  return std::any_of(slots_.begin(), slots_.end(),
-                     [](const auto& slot) { return slot->state != WorkerState::Broken; });
+bool WorkerPool::eligible(const Pending& pending, std::size_t index) {
+  if (pending.job.worker && *pending.job.worker != index) return false;
+  return std::none_of(pending.lost.begin(), pending.lost.end(),
+                      [&](const LostAttempt& lost) { return lost.worker == static_cast<int>(index); });
+}
+
+bool WorkerPool::runnable_locked(const Pending& pending) const {
+  return std::any_of(slots_.begin(), slots_.end(), [&](const auto& slot) {
+    return eligible(pending, slot->index) && slot->state != WorkerState::Broken;
+  });
+}
+
+// Puts a job whose worker was lost under it back at the front of the queue,
+// for a worker it has not been lost on. False (nothing changed) when it does
+// not qualify: it did not lose its worker, it is pinned, cancelled, out of
+// requeues, or no other worker could take it.
+bool WorkerPool::requeue_locked(Pending& pending, const Slot& slot, const JobOutcome& outcome) {
+  if (outcome.ok() || !worker_lost(*outcome.failure) || stopping_) return false;
+  if (pending.job.worker || pending.job.cancel.cancelled() || pending.lost.size() >= options_.max_requeues) return false;
+  pending.lost.push_back(LostAttempt{static_cast<int>(slot.index), outcome.worker_command, outcome.worker_pid,
+                                     *outcome.failure, outcome.ran});
+  if (!runnable_locked(pending)) {
+    pending.lost.pop_back();
+    return false;
+  }
+  queue_.push_front(std::move(pending));
+  return true;
 }
 
 std::optional<WorkerPool::Pending> WorkerPool::take_job_locked(std::size_t index) {
-  const auto it = std::find_if(queue_.begin(), queue_.end(),
-                               [&](const Pending& p) { return !p.job.worker || *p.job.worker == index; });
+  const auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return eligible(p, index); });
   if (it == queue_.end()) return std::nullopt;
   Pending pending = std::move(*it);
   queue_.erase(it);
@@ -307,7 +384,7 @@ std::optional<WorkerPool::Pending> WorkerPool::take_job_locked(std::size_t index
 std::vector<WorkerPool::Pending> WorkerPool::take_unrunnable_locked() {
   std::vector<Pending> taken;
   for (auto it = queue_.begin(); it != queue_.end();) {
-    if (!runnable_locked(it->job)) {
+    if (!runnable_locked(*it)) {
       taken.push_back(std::move(*it));
       it = queue_.erase(it);
     } else {
@@ -322,7 +399,7 @@ JobOutcome WorkerPool::unrunnable_locked(const Pending& pending) const {
   std::optional<WorkerFailureKind> kind;
   std::string message = "no worker could be started:";
   for (const auto& slot : slots_) {
-    if (pending.job.worker && *pending.job.worker != slot->index) continue;
+    if (!eligible(pending, slot->index)) continue;
     if (!kind && slot->start_failure) kind = slot->start_failure->kind;
     message += " worker " + std::to_string(slot->index) + " (" + describe_command(slot->config.command) + "): " +
                (slot->start_failure ? slot->start_failure->message : std::string("not started")) + ";";
@@ -332,6 +409,8 @@ JobOutcome WorkerPool::unrunnable_locked(const Pending& pending) const {
 }
 
 void WorkerPool::deliver(Pending& pending, JobOutcome outcome) {
+  outcome.lost_attempts = pending.lost;
+  if (outcome.failure) outcome.failure->message += lost_note(pending.lost);
   try {
     pending.done(std::move(outcome));
   } catch (...) {

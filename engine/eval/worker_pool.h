@@ -3,7 +3,13 @@
 // A job goes to the first free worker that may take it and runs under its own
 // wall-clock timeout. A worker that hangs, dies or breaks the protocol is
 // killed and replaced by a fresh process (new handshake); its job is reported
-// failed with the reason and the pool goes on with the next job. A worker that
+// failed with the reason and the pool goes on with the next job. A job whose
+// worker was lost under it (the process vanished, its connection or Slurm step
+// ended: any death but a crash signal of its own) goes back to the front of the
+// queue once, for a different worker, and its outcome lists the lost run; a
+// candidate that crashes every worker it runs on is thus tried at most twice.
+// Workers may run inside a WorkerAllocation (a Slurm job), waited for before
+// they start and released at shutdown. A worker that
 // asks for a restart ("restart": true in its result) is replaced after its
 // result is delivered. Cancelled jobs are dropped from the queue, or killed
 // with their worker when running. Thread-safe.
@@ -31,6 +37,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/cancellation.h"
+#include "engine/eval/lost_attempt.h"
+#include "engine/eval/worker_allocation.h"
 #include "engine/eval/worker_failure.h"
 #include "engine/eval/worker_process.h"
 
@@ -47,7 +55,19 @@ struct WorkerPoolOptions {
   std::chrono::milliseconds restart_backoff{std::chrono::milliseconds(500)};
   std::chrono::milliseconds max_restart_backoff{std::chrono::seconds(30)};
   std::size_t stderr_capacity = 64u << 10;
+  // Empty, or one per command (same index; null: none): what that worker runs
+  // inside, waited for before each start, released once at shutdown.
+  std::vector<std::shared_ptr<WorkerAllocation>> allocations;
+  // How often a job whose worker was lost goes back to the queue (each time to
+  // a worker it has not been lost on). 0: never.
+  std::size_t max_requeues = 1;
 };
+
+// Whether a failure means the worker was lost rather than crashed by the job:
+// it died (or its connection or Slurm step ended) without a crash signal of
+// its own (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, also as
+// the exit status 128+N that shells and srun report).
+bool worker_lost(const WorkerFailure& failure);
 
 struct Job {
   std::string method;  // "evaluate", "compile", "probe", ...
@@ -70,6 +90,8 @@ struct JobOutcome {
   std::vector<std::string> worker_command;
   pid_t worker_pid = -1;
   bool worker_restarted = false;  // the worker was replaced after this job
+  // Earlier runs on workers that were lost under the job, oldest first (then requeued).
+  std::vector<LostAttempt> lost_attempts;
   std::chrono::milliseconds queued{0};
   std::chrono::milliseconds ran{0};
   bool ok() const { return !failure; }
@@ -124,6 +146,7 @@ class WorkerPool {
     Job job;
     std::function<void(JobOutcome)> done;
     std::chrono::steady_clock::time_point submitted;
+    std::vector<LostAttempt> lost;  // workers lost under it so far: never offered to them again
   };
   struct Slot {
     std::size_t index = 0;
@@ -135,6 +158,7 @@ class WorkerPool {
     std::size_t jobs = 0;
     std::optional<WorkerHello> hello;
     std::optional<WorkerFailure> start_failure;
+    std::shared_ptr<WorkerAllocation> allocation;
     std::thread thread;
   };
 
@@ -142,7 +166,9 @@ class WorkerPool {
   bool start_worker(Slot& slot, std::chrono::milliseconds& backoff);
   void run_job(Slot& slot, Pending pending);
   void watch_queue();
-  bool runnable_locked(const Job& job) const;
+  static bool eligible(const Pending& pending, std::size_t index);
+  bool runnable_locked(const Pending& pending) const;
+  bool requeue_locked(Pending& pending, const Slot& slot, const JobOutcome& outcome);
   std::optional<Pending> take_job_locked(std::size_t index);
   std::vector<Pending> take_unrunnable_locked();
   JobOutcome unrunnable_locked(const Pending& pending) const;
@@ -158,7 +184,9 @@ class WorkerPool {
   bool stopping_ = false;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::thread watcher_;
+  CancellationToken stop_;     // cancelled by shutdown(): ends waits for an allocation
   std::mutex shutdown_mutex_;  // one shutdown() joins; a second waits for it
+  bool allocations_released_ = false;  // under shutdown_mutex_
 };
 
 }  // namespace hiera::engine::eval

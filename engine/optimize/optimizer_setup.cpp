@@ -1,11 +1,14 @@
 #include "engine/optimize/optimizer_setup.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 #include <wordexp.h>
 
+#include "engine/eval/slurm_allocation.h"
+#include "engine/eval/worker_spec.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "engine/propose/knowledge/knowledge_proposer.h"
 #include "engine/propose/llm_proposer.h"
@@ -56,20 +59,83 @@ std::vector<std::shared_ptr<propose::Proposer>> make_proposers(const OptimizerSe
   return proposers;
 }
 
-std::vector<std::vector<std::string>> worker_commands(const OptimizerSetupArgs& args, const json& config,
-                                                      const std::filesystem::path& exe) {
-  std::vector<std::vector<std::string>> out = args.worker_argv;
-  for (const auto& argv : out) {
+std::vector<std::vector<std::string>> default_worker_commands(const OptimizerSetupArgs& args,
+                                                              const std::filesystem::path& exe);
+
+// The ssh client and its options: $HIERA_SSH_COMMAND (as git's GIT_SSH_COMMAND), else plain ssh.
+std::vector<std::string> ssh_command() {
+  const char* env = std::getenv("HIERA_SSH_COMMAND");
+  if (!env || !*env) return {"ssh"};
+  try {
+    return split_command(env);
+  } catch (const std::runtime_error&) {
+    throw std::runtime_error(std::string("$HIERA_SSH_COMMAND '") + env + "': not a valid command line");
+  }
+}
+
+// Adds the workers one --worker value stands for: an ssh:// or slurm spec
+// (a Slurm allocation is requested here, and released by the pool), else a
+// command line already split.
+void add_workers(eval::WorkerPoolOptions& pool, const std::string& spec, std::vector<std::string> argv,
+                 const std::filesystem::path& exe, const std::string& name) {
+  switch (eval::worker_spec_kind(spec)) {
+    case eval::WorkerSpecKind::Command:
+      pool.commands.push_back(std::move(argv));
+      pool.allocations.push_back(nullptr);
+      return;
+    case eval::WorkerSpecKind::Ssh:
+      for (auto& command : eval::ssh_worker_commands(eval::parse_ssh_worker(spec), ssh_command())) {
+        pool.commands.push_back(std::move(command));
+        pool.allocations.push_back(nullptr);
+      }
+      return;
+    case eval::WorkerSpecKind::Slurm: {
+      const eval::SlurmWorkerSpec slurm = eval::parse_slurm_worker(spec);
+      // Slurm's news (pending, running, cancelled) goes where this front end's logs go.
+      eval::SlurmNotice notice = [name](const std::string& line) { std::cerr << name << ": " << line << std::endl; };
+      auto allocation = slurm.job_id.empty() ? eval::SlurmAllocation::request(slurm, notice)
+                                             : eval::SlurmAllocation::attach(slurm, notice);
+      const std::vector<std::string> worker{slurm.hiera.empty() ? exe.string() : slurm.hiera, "worker"};
+      for (int i = 0; i < slurm.workers; ++i) {
+        pool.commands.push_back(allocation->step_command(pool.commands.size(), worker));
+        pool.allocations.push_back(allocation);
+      }
+      return;
+    }
+  }
+}
+
+eval::WorkerPoolOptions worker_pool_options(const OptimizerSetupArgs& args, const json& config,
+                                            const std::filesystem::path& exe, const std::string& name) {
+  eval::WorkerPoolOptions pool;
+  for (const auto& argv : args.worker_argv) {
     if (argv.empty() || argv.front().empty()) throw std::runtime_error("worker command: the command is empty");
+    // A one-word argv may be a spec (editor settings: "worker.command": ["ssh://gpu1"]).
+    add_workers(pool, argv.size() == 1 ? argv.front() : std::string(), argv, exe, name);
   }
   std::vector<std::string> commands = args.workers;
-  if (out.empty() && commands.empty() && config.contains("worker")) {
+  if (pool.commands.empty() && commands.empty() && config.contains("worker")) {
     const json worker = config["worker"];
     if (worker.contains("command")) commands.push_back(worker["command"].get<std::string>());
   }
-  if (!out.empty() || !commands.empty()) {
-    for (const auto& c : commands) out.push_back(split_command(c));
-  } else if (args.worker_count) {
+  for (const auto& c : commands) {
+    add_workers(pool, c, eval::worker_spec_kind(c) == eval::WorkerSpecKind::Command ? split_command(c)
+                                                                                     : std::vector<std::string>{},
+                exe, name);
+  }
+  // Only a pool with an allocation needs the list; the rest of the code reads commands.
+  const bool any_allocation = std::any_of(pool.allocations.begin(), pool.allocations.end(),
+                                          [](const auto& allocation) { return allocation != nullptr; });
+  if (!any_allocation) pool.allocations.clear();
+  if (!pool.commands.empty()) return pool;
+  pool.commands = default_worker_commands(args, exe);
+  return pool;
+}
+
+std::vector<std::vector<std::string>> default_worker_commands(const OptimizerSetupArgs& args,
+                                                              const std::filesystem::path& exe) {
+  std::vector<std::vector<std::string>> out;
+  if (args.worker_count) {
     for (int i = 0; i < *args.worker_count; ++i) out.push_back({exe.string(), "worker"});
   } else {
     const int gpus = visible_gpu_count();
@@ -146,7 +212,7 @@ OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const json& 
   options.target_gpu = !args.target_gpu.empty() ? args.target_gpu : config.value("target_gpu", std::string("h200"));
 
   setup.proposers = make_proposers(args, config, *setup.knowledge, options.runs_dir);
-  setup.pool.commands = worker_commands(args, config, exe);
+  setup.pool = worker_pool_options(args, config, exe, name);
   return setup;
 }
 

@@ -28,8 +28,11 @@ struct OptimizerSetupArgs {
   std::string llm;                   // an endpoint name from the configuration, or "none"; "" picks llm.default
   std::optional<llm::LlmEndpoint> endpoint;  // given whole (editor settings): used instead of `llm`
   bool no_knowledge = false;         // leave out the built-in knowledge proposer
-  std::vector<std::string> workers;  // shell command lines; default: this executable's `worker`
-  std::vector<std::vector<std::string>> worker_argv;  // argument vectors, used as given (before `workers`)
+  // Shell command lines or worker specs (ssh://host, slurm:..., engine/eval/worker_spec.h);
+  // default: this executable's `worker`.
+  std::vector<std::string> workers;
+  // Argument vectors, used as given (before `workers`); a one-word argv may be a worker spec.
+  std::vector<std::vector<std::string>> worker_argv;
   // Copies of the default worker command; unset: one per visible GPU (--device i), at least one.
   std::optional<int> worker_count;
   std::string runs_dir;
@@ -61,8 +64,11 @@ struct OptimizerSetup {
 // `name` prefixes the knowledge base's problems on stderr ("hiera optimize").
 // `default_runs_dir`: when neither args.runs_dir nor the configuration's
 // runs_dir says. The spec configuration is the configuration's "spec" object.
+// A slurm worker spec submits its allocation here (the pool releases it at
+// shutdown; so does destroying the setup unused).
 // Throws std::runtime_error: an unknown llm endpoint name, a bad worker command
-// line (llm::EndpointError, a std::runtime_error, for a bad endpoint).
+// line (llm::EndpointError, a std::runtime_error, for a bad endpoint);
+// std::invalid_argument: a bad worker spec; std::runtime_error: sbatch refused.
 OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const nlohmann::json& config,
                                     const std::filesystem::path& exe, const std::string& name,
                                     const std::filesystem::path& default_runs_dir);

@@ -2,6 +2,8 @@
 // LSP server's jobs: worker command lines and the LLM endpoint, however given.
 #include "engine/optimize/optimizer_setup.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "temp_directory.h"
@@ -60,6 +62,41 @@ TEST(EngineOptimizerSetup, BadWorkerCommandsAndUnknownEndpointsAreErrors) {
   args.worker_argv = {{}};
   EXPECT_EQ(hiera::testing::thrown_message<std::runtime_error>([&] { make_optimizer_setup(args, json::object(), kExe, "t", "r"); }),
             "worker command: the command is empty");
+}
+
+TEST(EngineOptimizerSetup, SshWorkerSpecsBecomeSshCommandLinesThroughHieraSshCommand) {
+  OptimizerSetupArgs args;
+  args.llm = "none";
+  args.no_knowledge = true;
+  args.workers = {"ssh://ann@gpu1:2222?gpus=2", "hiera worker --device 3"};
+  args.worker_argv = {{"ssh://gpu2/opt/bin/hiera"}};  // editor settings: worker.command = ["ssh://gpu2/..."]
+  ::setenv("HIERA_SSH_COMMAND", "ssh -F '/tmp/my config'", 1);
+  const auto setup = make_optimizer_setup(args, json::object(), kExe, "t", "r");
+  ::unsetenv("HIERA_SSH_COMMAND");
+  const std::vector<std::string> ssh{"ssh", "-F", "/tmp/my config", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15",
+                                     "-o", "ServerAliveCountMax=3", "-e", "none", "-T"};
+  auto with = [&](std::vector<std::string> tail) {
+    std::vector<std::string> argv = ssh;
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    return argv;
+  };
+  EXPECT_EQ(setup.pool.commands,
+            (std::vector<std::vector<std::string>>{with({"--", "gpu2", "exec /opt/bin/hiera worker"}),
+                                                   with({"-p", "2222", "--", "ann@gpu1", "exec hiera worker --device 0"}),
+                                                   with({"-p", "2222", "--", "ann@gpu1", "exec hiera worker --device 1"}),
+                                                   {"hiera", "worker", "--device", "3"}}));
+  EXPECT_TRUE(setup.pool.allocations.empty());  // nothing to wait for or release
+}
+
+TEST(EngineOptimizerSetup, BadWorkerSpecsAreErrors) {
+  OptimizerSetupArgs args;
+  args.llm = "none";
+  args.workers = {"ssh://gpu1:99999"};
+  EXPECT_EQ(hiera::testing::thrown_message<std::invalid_argument>([&] { make_optimizer_setup(args, json::object(), kExe, "t", "r"); }),
+            "--worker ssh://gpu1:99999: the port must be a number from 1 to 65535");
+  args.workers = {"slurm:gres=gpu:0"};
+  EXPECT_EQ(hiera::testing::thrown_message<std::invalid_argument>([&] { make_optimizer_setup(args, json::object(), kExe, "t", "r"); }),
+            "--worker slurm:gres=gpu:0: gres must be gpu:N or gpu:TYPE:N (N from 1 to 64)");
 }
 
 }  // namespace

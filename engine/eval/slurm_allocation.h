@@ -1,0 +1,75 @@
+#pragma once
+// Workers as Slurm job steps, inside an allocation that hiera holds for the
+// run: `sbatch --wrap 'exec sleep infinity'` submits a holding job that owns
+// the resources (it returns at once, so the job can be cancelled while it
+// still pends), each worker is `srun --jobid=ID … hiera worker` (one task, one
+// GPU when the job has GPUs, its own CPUs), and `scancel ID` gives it all
+// back when the pool shuts down. An existing allocation (jobid=) is used the
+// same way and never cancelled. A step that is cancelled or preempted ends
+// its srun: the pool sees the worker lost, requeues its job elsewhere and
+// starts a new step once the allocation runs again.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/eval/worker_allocation.h"
+#include "engine/eval/worker_spec.h"
+
+namespace hiera::engine::eval {
+
+// The Slurm client commands (tests substitute scripts) and how they are used.
+struct SlurmTools {
+  std::string sbatch = "sbatch";
+  std::string squeue = "squeue";
+  std::string scancel = "scancel";
+  std::string srun = "srun";
+  std::chrono::milliseconds poll{std::chrono::seconds(2)};  // squeue while the job pends
+  std::chrono::milliseconds command_timeout{std::chrono::seconds(30)};
+};
+
+// A line for the user: "Slurm job 123 is pending (Resources)".
+using SlurmNotice = std::function<void(const std::string&)>;
+
+class SlurmAllocation final : public WorkerAllocation {
+ public:
+  // Submits the holding job for spec (its job_id must be empty). Throws
+  // std::runtime_error with sbatch's own words when it refuses, or when
+  // sbatch cannot be run at all.
+  static std::shared_ptr<SlurmAllocation> request(const SlurmWorkerSpec& spec, SlurmNotice notice, SlurmTools tools = {});
+  // The existing allocation spec.job_id.
+  static std::shared_ptr<SlurmAllocation> attach(const SlurmWorkerSpec& spec, SlurmNotice notice, SlurmTools tools = {});
+  ~SlurmAllocation() override;  // release()
+
+  // squeue until the job runs (nullopt), ends or is gone (the reason).
+  // Pending states are noticed once each (with Slurm's reason).
+  std::optional<std::string> wait_ready(const CancellationToken& stop) override;
+  // scancel, once, for a job hiera submitted; nothing for an attached one.
+  void release() override;
+  std::string describe() const override { return "Slurm job " + job_id_; }
+
+  const std::string& job_id() const { return job_id_; }
+  bool owned() const { return owned_; }
+  // Worker `index`'s step: srun --jobid=ID --job-name=hiera-worker-INDEX, one
+  // task on one node, its CPUs (and one GPU) exclusively, output unbuffered
+  // (frames do not end in a newline), then worker_argv.
+  std::vector<std::string> step_command(std::size_t index, const std::vector<std::string>& worker_argv) const;
+
+ private:
+  SlurmAllocation(SlurmWorkerSpec spec, std::string job_id, bool owned, SlurmNotice notice, SlurmTools tools);
+  void notice(const std::string& line) const;
+
+  SlurmWorkerSpec spec_;
+  std::string job_id_;
+  bool owned_ = false;
+  SlurmNotice notice_;
+  SlurmTools tools_;
+  std::mutex mutex_;  // one squeue at a time, and release()
+  std::string last_state_;
+  bool released_ = false;
+};
+
+}  // namespace hiera::engine::eval
