@@ -180,8 +180,16 @@ void LspServer::pull_configuration() {
   request("workspace/configuration", params, [this](ClientRequests::Outcome outcome) {
     if (auto* result = std::get_if<json>(&outcome); result && result->is_array() && !result->empty()) {
       settings_.merge((*result)[0]);
+      republish_diagnostics();
     }
   });
+}
+
+void LspServer::republish_diagnostics() {
+  // Hint toggles and severities live in the settings: open documents show the new ones at once.
+  for (const auto& uri : documents_.uris()) {
+    if (auto document = documents_.get(uri)) publish_diagnostics(*document);
+  }
 }
 
 json LspServer::initialize(const json& params) {
@@ -260,6 +268,7 @@ void LspServer::register_handlers() {
     const json settings = params.is_object() ? params.value("settings", json()) : json();
     if (settings.is_object() && settings.contains("hiera")) {
       settings_.merge(settings["hiera"]);
+      republish_diagnostics();
     } else {
       pull_configuration();  // clients that send null settings expect a pull
     }

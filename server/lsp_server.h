@@ -61,6 +61,7 @@ class LspServer final : public Client {
   void register_handlers();
   FeatureContext context(engine::CancellationToken cancel = {});
   void publish_diagnostics(const TextDocument& document);
+  void republish_diagnostics();
   void pull_configuration();
   nlohmann::json initialize(const nlohmann::json& params);
 

@@ -215,6 +215,19 @@ TEST_F(AnalysisFeatureTest, HintsDisabledPublishNothing) {
   EXPECT_EQ(open(kPyUri, "python", kPy)["diagnostics"], json::array());
 }
 
+TEST_F(AnalysisFeatureTest, ChangedSettingsRepublishTheOpenDocumentsDiagnostics) {
+  start();
+  ASSERT_EQ(open(kCuUri, "cuda-cpp", kCu)["diagnostics"].size(), 2u);
+  transport.push_message(notification("workspace/didChangeConfiguration",
+                                      {{"settings", {{"hiera", {{"hints", {{"disabled", {"cuda.block_size"}}}}}}}}}));
+  const json after = diagnostics_for(kCuUri);
+  ASSERT_EQ(after["diagnostics"].size(), 1u);
+  EXPECT_EQ(after["diagnostics"][0]["code"], "cuda.missing_restrict");
+  transport.push_message(notification("workspace/didChangeConfiguration",
+                                      {{"settings", {{"hiera", {{"hints", {{"enabled", false}}}}}}}}));
+  EXPECT_EQ(diagnostics_for(kCuUri)["diagnostics"], json::array());
+}
+
 TEST_F(AnalysisFeatureTest, BadSettingsAreLoggedOnceAndTheRestStillApplies) {
   start({{"hints", {{"enabled", "yes"}, {"severity", {{"cuda.block_size", "loud"}, {"cuda.missing_restrict", "hint"}}}}}});
   const json published = open(kCuUri, "cuda-cpp", kCu);
