@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/eval/lost_attempt.h"
 #include "engine/eval/job_results.h"
 #include "engine/propose/candidate.h"
 
@@ -31,6 +32,8 @@ struct AttemptRecord {
   std::optional<double> speed_of_light_ms;
   std::vector<eval::Trial> trials;
   int worker = -1;
+  std::vector<std::string> worker_command;   // how that worker was started (local, ssh://, a Slurm step)
+  std::vector<eval::LostAttempt> lost;       // earlier runs on workers lost under it (requeued)
   std::string step;                          // "S1 / module"
 };
 

@@ -523,6 +523,8 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
         AttemptRecord& record = result.attempts[p.record];
         propose::Attempt& attempt = record.attempt;
         record.worker = e.record.worker;
+        record.worker_command = e.record.worker_command;
+        record.lost = e.record.lost;
         record.trials = e.trials;
         record.timing = e.timing;
         record.speed_of_light_ms = e.speed_of_light_ms;

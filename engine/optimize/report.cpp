@@ -1,6 +1,9 @@
 #include "engine/optimize/report.h"
 
 #include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace hiera::engine::optimize {
 
@@ -65,6 +68,40 @@ std::string timing_text(const eval::TimingStats& s) {
          std::to_string(s.trials) + " trials)";
 }
 
+// Which worker evaluated which candidate, and the runs lost with a worker
+// (requeued elsewhere); empty when no attempt reached a worker.
+static std::string workers_markdown(const OptimizeResult& r) {
+  std::map<int, std::vector<std::string>> commands;
+  std::map<int, std::vector<std::string>> evaluated;
+  std::vector<std::string> lost;
+  for (const auto& a : r.attempts) {
+    if (a.worker >= 0) {
+      commands.emplace(a.worker, a.worker_command);
+      evaluated[a.worker].push_back(a.attempt.candidate.id);
+    }
+    for (const auto& l : a.lost) {
+      commands.emplace(l.worker, l.worker_command);
+      lost.push_back(a.attempt.candidate.id + " on worker " + std::to_string(l.worker) + ": " + l.failure.message);
+    }
+  }
+  if (commands.empty()) return "";
+  std::string md = "\n## Workers\n\n| worker | command | evaluated |\n|---|---|---|\n";
+  for (const auto& [index, command] : commands) {
+    std::string line;
+    for (const auto& word : command) line += (line.empty() ? "" : " ") + word;
+    std::string ids;
+    for (const auto& id : evaluated[index]) ids += (ids.empty() ? "" : ", ") + id;
+    md += "| " + std::to_string(index) + " | `" + cell(line) + "` | " + (ids.empty() ? std::string("-") : ids) + " |\n";
+  }
+  md += "\nEach speed-up is the candidate and the reference timed side by side in one job on one worker's GPU; "
+        "absolute times are compared only between runs on the same GPU model.\n";
+  if (!lost.empty()) {
+    md += "\nLost with their worker and run again elsewhere:\n\n";
+    for (const auto& l : lost) md += "- " + cell(l) + "\n";
+  }
+  return md;
+}
+
 nlohmann::json to_json(const OptimizeResult& r) {
   nlohmann::json attempts = nlohmann::json::array();
   for (const auto& a : r.attempts) {
@@ -78,6 +115,13 @@ nlohmann::json to_json(const OptimizeResult& r) {
     item["timing"] = timing_json(a.timing);
     item["trials"] = trials_json(a.trials);
     item["worker"] = a.worker;
+    item["worker_command"] = a.worker_command;
+    nlohmann::json lost = nlohmann::json::array();
+    for (const auto& l : a.lost) {
+      lost.push_back({{"worker", l.worker}, {"worker_command", l.worker_command}, {"reason", l.failure.message},
+                      {"ran_ms", l.ran.count()}});
+    }
+    item["lost"] = std::move(lost);
     attempts.push_back(std::move(item));
   }
   nlohmann::json best = nullptr;
@@ -157,6 +201,7 @@ std::string to_markdown(const OptimizeResult& r) {
     md += "| " + c.id + " | " + c.proposer + " | " + cell(a.step) + " | " + a.verdict + " | " +
           (a.attempt.speedup ? fixed(*a.attempt.speedup, 2) + "x" : std::string("-")) + " | " + cell(reason) + " |\n";
   }
+  md += workers_markdown(r);
   md += "\n## Plan\n\n" + (r.plan_markdown.empty() ? std::string("(no plan)\n") : r.plan_markdown) + "\n";
   if (!r.decisions.empty()) {
     md += "## Decisions\n\n";

@@ -78,6 +78,47 @@ TEST(OptimizeReport, ListsOutcomeEvidenceAttemptsAndFigures) {
   EXPECT_EQ(j["figures"]["faster"], 1);
 }
 
+TEST(OptimizeReport, SaysWhichWorkerEvaluatedWhichCandidateAndWhatWasLost) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::NoImprovement;
+  optimize::AttemptRecord a;
+  a.attempt.candidate.id = "c1";
+  a.verdict = "passed";
+  a.worker = 1;
+  a.worker_command = {"ssh", "-p", "2222", "gpu-b", "hiera worker --device 0"};
+  eval::LostAttempt lost;
+  lost.worker = 0;
+  lost.worker_command = {"hiera", "worker", "--device", "0"};
+  lost.failure.message = "worker died (signal 9 SIGKILL) during evaluate";
+  lost.ran = std::chrono::milliseconds(1500);
+  a.lost = {lost};
+  r.attempts.push_back(a);
+  optimize::AttemptRecord b;
+  b.attempt.candidate.id = "c2";
+  b.verdict = "failed";
+  b.worker = 1;
+  b.worker_command = a.worker_command;
+  r.attempts.push_back(b);
+
+  const std::string md = optimize::to_markdown(r);
+  EXPECT_NE(md.find("## Workers\n\n| worker | command | evaluated |\n|---|---|---|\n"
+                    "| 0 | `hiera worker --device 0` | - |\n"
+                    "| 1 | `ssh -p 2222 gpu-b hiera worker --device 0` | c1, c2 |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("absolute times are compared only between runs on the same GPU model."), std::string::npos) << md;
+  EXPECT_NE(md.find("- c1 on worker 0: worker died (signal 9 SIGKILL) during evaluate\n"), std::string::npos) << md;
+
+  const auto j = optimize::to_json(r);
+  EXPECT_EQ(j["attempts"][0]["worker"], 1);
+  EXPECT_EQ(j["attempts"][0]["worker_command"][3], "gpu-b");
+  EXPECT_EQ(j["attempts"][0]["lost"][0]["worker"], 0);
+  EXPECT_EQ(j["attempts"][0]["lost"][0]["ran_ms"], 1500);
+  EXPECT_EQ(j["attempts"][1]["lost"], nlohmann::json::array());
+  // No attempt reached a worker: no workers section.
+  EXPECT_EQ(optimize::to_markdown(optimize::OptimizeResult{}).find("## Workers"), std::string::npos);
+}
+
 TEST(OptimizeReport, ANoImprovementRunSaysTheSourceIsUnchanged) {
   optimize::OptimizeResult r;
   r.outcome = optimize::Outcome::NoImprovement;
