@@ -33,7 +33,7 @@ std::string string_at(const json& object, const char* key, const std::string& se
 engine::optimize::OptimizerSetupArgs optimizer_args_from_settings(const json& settings,
                                                                   const std::filesystem::path& document_dir) {
   engine::optimize::OptimizerSetupArgs args;
-  args.worker_count = 1;  // one worker per job unless worker.command says otherwise
+  // No worker.command, specs or count: one worker per visible GPU (CUDA_VISIBLE_DEVICES respected), as hiera optimize.
   if (const json* worker = member(settings, "worker")) {
     if (!worker->is_object()) bad("worker", "must be an object");
     if (const json* command = member(*worker, "command")) {
@@ -43,6 +43,21 @@ engine::optimize::OptimizerSetupArgs optimizer_args_from_settings(const json& se
         bad("worker.command", "must be a non-empty list of strings (the worker's argv)");
       }
       args.worker_argv.push_back(command->get<std::vector<std::string>>());
+    }
+    // More workers, as `--worker` takes them: ssh://host, slurm:partition,gres=gpu:2, or a command line.
+    if (const json* specs = member(*worker, "specs")) {
+      if (!specs->is_array() || !std::all_of(specs->begin(), specs->end(), [](const json& w) {
+            return w.is_string() && !w.get<std::string>().empty();
+          })) {
+        bad("worker.specs", "must be a list of worker specs (ssh://host, slurm:..., or a command line)");
+      }
+      args.workers = specs->get<std::vector<std::string>>();
+    }
+    if (const json* count = member(*worker, "count")) {
+      if (!count->is_number_integer() || count->get<int>() < 1 || count->get<int>() > 64) {
+        bad("worker.count", "must be an integer from 1 to 64 (copies of the default worker)");
+      }
+      args.worker_count = count->get<int>();
     }
   }
   std::string gpu = string_at(settings, "gpu", "gpu");

@@ -30,16 +30,24 @@ TEST(OptimizerSettings, MapsWorkerGpuLlmBudgetAndRunsDir) {
   EXPECT_EQ(args.runs_dir, "/proj/src/.hiera/runs");
 }
 
-TEST(OptimizerSettings, DefaultsAreOneDefaultWorkerNoLlmAndTheDocumentsRunsDir) {
+TEST(OptimizerSettings, DefaultsAreAWorkerPerGpuNoLlmAndTheDocumentsRunsDir) {
   const auto args = optimizer_args_from_settings(json::object(), "/proj");
   EXPECT_TRUE(args.worker_argv.empty());
-  EXPECT_EQ(args.worker_count, 1);
+  EXPECT_FALSE(args.worker_count);  // one worker per visible GPU
   EXPECT_EQ(args.llm, "none");
   EXPECT_FALSE(args.endpoint);
   EXPECT_FALSE(args.budget);
   EXPECT_EQ(args.runs_dir, "/proj/.hiera/runs");
   EXPECT_EQ(optimizer_args_from_settings({{"runsDir", "/abs/runs"}}, "/proj").runs_dir, "/abs/runs");
   EXPECT_EQ(optimizer_args_from_settings({{"runsDir", "out/../r"}}, "/proj").runs_dir, "/proj/r");
+}
+
+TEST(OptimizerSettings, WorkerSpecsAndCountSpreadJobsOverMoreWorkers) {
+  const auto args = optimizer_args_from_settings(
+      {{"worker", {{"specs", {"ssh://gpu-a", "slurm:gpu,gres=gpu:2"}}, {"count", 2}}}}, "/p");
+  EXPECT_EQ(args.workers, (std::vector<std::string>{"ssh://gpu-a", "slurm:gpu,gres=gpu:2"}));
+  EXPECT_EQ(args.worker_count, 2);
+  EXPECT_TRUE(args.worker_argv.empty());
 }
 
 TEST(OptimizerSettings, BadValuesAreNamed) {
@@ -52,6 +60,10 @@ TEST(OptimizerSettings, BadValuesAreNamed) {
   EXPECT_EQ(message({{"budget", {{"minutes", -1}}}}), "hiera settings: budget.minutes must be a positive number");
   EXPECT_EQ(message({{"llm", {{"endpoint", "http://x"}}}}), "hiera settings: llm.model is required with llm.endpoint");
   EXPECT_EQ(message({{"gpu", 5}}), "hiera settings: gpu must be a string");
+  EXPECT_EQ(message({{"worker", {{"specs", {"ssh://a", ""}}}}}),
+            "hiera settings: worker.specs must be a list of worker specs (ssh://host, slurm:..., or a command line)");
+  EXPECT_EQ(message({{"worker", {{"count", 0}}}}),
+            "hiera settings: worker.count must be an integer from 1 to 64 (copies of the default worker)");
 }
 
 }  // namespace
