@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs the Node LSP client suite (ctest: hiera_e2e_node). Exits 77, which ctest
-# reports as skipped, when node or the npm packages are missing.
+# Runs the Node LSP client suite (ctest: hiera_e2e_node; with the argument
+# `features`, hiera_e2e_node_features). Exits 77, which ctest reports as
+# skipped, when node or the npm packages are missing.
 cd "$(dirname "$0")" || exit 1
 if ! command -v node >/dev/null 2>&1; then
   echo "SKIP: node is not installed; scripts/setup installs it (Debian package nodejs)"
@@ -17,6 +18,24 @@ for package in vscode-languageserver-protocol vscode-languageserver-textdocument
     exit 77
   fi
 done
-: "${HIERA_TEST_LSP:?HIERA_TEST_LSP must name the hiera-test-lsp binary}"
 : "${HIERA_BIN:?HIERA_BIN must name the hiera binary}"
-exec node --test test/*.test.js
+# `run.sh features` (ctest hiera_e2e_node_features): the real hiera lsp's
+# features, its optimizer on a CPU worker included; it needs hiera-worker and a
+# python3 that imports torch. Without an argument: every other test file.
+if [ "${1:-}" = features ]; then
+  if [ ! -x "$(dirname "$HIERA_BIN")/hiera-worker" ]; then
+    echo "SKIP: $(dirname "$HIERA_BIN")/hiera-worker was not built (no CUDA toolkit): the optimizer has no worker"
+    exit 77
+  fi
+  if ! ../../../scripts/find-torch-python >/dev/null; then
+    echo "SKIP: no python3 that imports torch (set HIERA_PYTHON, or apt-get install python3-torch)"
+    exit 77
+  fi
+  exec node --test test/features.test.js
+fi
+: "${HIERA_TEST_LSP:?HIERA_TEST_LSP must name the hiera-test-lsp binary}"
+set --
+for file in test/*.test.js; do
+  [ "$file" = test/features.test.js ] || set -- "$@" "$file"
+done
+exec node --test "$@"

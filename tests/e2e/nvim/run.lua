@@ -220,21 +220,6 @@ local function run()
   check_eq('server exit code after shutdown/exit', exit_code, 0)
 end
 
--- Nothing may hang: a hard deadline ends Neovim even if a wait misbehaves.
-vim.defer_fn(function()
-  out('not ok - the whole run took longer than 90 s')
-  os.exit(1)
-end, 90000)
-
-local ok, err = xpcall(run, function(e)
-  if type(e) == 'table' then return e end
-  return { what = 'lua error', why = debug.traceback(tostring(e), 2) }
+tap.main('nvim e2e', 90, run, function(ok)
+  if not ok and client_id and client() then client().stop(true) end
 end)
-if ok then
-  out(string.format('# nvim e2e: %d checks passed', tap.checks))
-  vim.cmd('qall!')
-else
-  out(string.format('not ok %s: %s', err.what, err.why))
-  if client_id and client() then client().stop(true) end
-  os.exit(1)
-end

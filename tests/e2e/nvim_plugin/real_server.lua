@@ -89,21 +89,7 @@ local function run()
   wait_for('the server to stop', function() return vim.lsp.get_client_by_id(client_id) == nil end)
 end
 
-vim.defer_fn(function()
-  out('not ok - the whole run took longer than 90 s')
-  os.exit(1)
-end, 90000)
-
-local ok, err = xpcall(run, function(e)
-  if type(e) == 'table' then return e end
-  return { what = 'lua error', why = debug.traceback(tostring(e), 2) }
+tap.main('nvim plugin e2e against hiera lsp', 90, run, function(ok)
+  vim.fn.delete(dir, 'rf')
+  if not ok and client_id and vim.lsp.get_client_by_id(client_id) then vim.lsp.stop_client(client_id, true) end
 end)
-vim.fn.delete(dir, 'rf')
-if ok then
-  out(string.format('# nvim plugin e2e against hiera lsp: %d checks passed', tap.checks))
-  vim.cmd('qall!')
-else
-  out(string.format('not ok %s: %s', err.what, err.why))
-  if client_id and vim.lsp.get_client_by_id(client_id) then vim.lsp.stop_client(client_id, true) end
-  os.exit(1)
-end

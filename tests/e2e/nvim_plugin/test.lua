@@ -296,21 +296,6 @@ local function run()
   check_eq('server exit code after shutdown/exit', exit_code, 0)
 end
 
--- Nothing may hang: a hard deadline ends Neovim even if a wait misbehaves.
-vim.defer_fn(function()
-  out('not ok - the whole run took longer than 60 s')
-  os.exit(1)
-end, 60000)
-
-local ok, err = xpcall(run, function(e)
-  if type(e) == 'table' then return e end
-  return { what = 'lua error', why = debug.traceback(tostring(e), 2) }
+tap.main('nvim plugin e2e', 60, run, function(ok)
+  if not ok and client_id and client() then vim.lsp.stop_client(client_id, true) end
 end)
-if ok then
-  out(string.format('# nvim plugin e2e: %d checks passed', tap.checks))
-  vim.cmd('qall!')
-else
-  out(string.format('not ok %s: %s', err.what, err.why))
-  if client_id and client() then vim.lsp.stop_client(client_id, true) end
-  os.exit(1)
-end
