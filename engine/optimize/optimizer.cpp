@@ -503,6 +503,15 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
         run.log->write("candidate", {{"id", candidate.id}, {"proposer", candidate.proposer},
                                      {"space", knowledge::to_string(candidate.space)}, {"source", candidate.source},
                                      {"rejected", candidate.rejected ? json(*candidate.rejected) : json(nullptr)}});
+        // The same code again (an LLM repeating itself, a cached reply) would only be measured again.
+        if (!candidate.rejected) {
+          const auto same = std::find_if(history.begin(), history.end(), [&](const propose::Attempt& earlier) {
+            return !earlier.candidate.rejected && earlier.candidate.source == candidate.source &&
+                   earlier.candidate.kernel == candidate.kernel;
+          });
+          if (same != history.end()) candidate.rejected = "the same code as " + same->candidate.id + ", already evaluated";
+          record.attempt.candidate.rejected = candidate.rejected;
+        }
         if (candidate.rejected) {
           ++result.figures.rejected;
           record.verdict = "rejected";

@@ -126,6 +126,23 @@ TEST_F(OptimizeCpu, RejectsTheWrongRewriteAndDeliversTheVerifiedFasterOne) {
   EXPECT_EQ(run.out, report);  // the report is also what the terminal shows at the end
 }
 
+TEST_F(OptimizeCpu, TheSameCodeTwiceIsEvaluatedOnce) {
+  HttpTestServer llm;
+  llm.enqueue_json(200, reply_with("correct.py", "One batched linear layer:"));
+  llm.enqueue_json(200, reply_with("correct.py", "One batched linear layer, again:"));
+
+  const auto run = optimize(write_config(llm.base_url()), 2);
+  ASSERT_FALSE(run.timed_out) << run.err;
+  EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+  const json result = json::parse(read_text(dir_ / "result.json"));
+  ASSERT_EQ(result["attempts"].size(), 2u) << result.dump(1);
+  EXPECT_EQ(result["attempts"][0]["verdict"], "passed");
+  EXPECT_EQ(result["attempts"][1]["verdict"], "rejected");
+  EXPECT_EQ(result["attempts"][1]["failures"][0], "proposer: the same code as c1, already evaluated");
+  EXPECT_EQ(result["figures"]["compiled"], 1);
+  EXPECT_EQ(result["best"]["id"], "c1");
+}
+
 TEST_F(OptimizeCpu, ADeadEndpointRejectsEveryCandidateWithItsReasonAndFindsNoImprovement) {
   const auto run = optimize(write_config("http://127.0.0.1:" + std::to_string(hiera::testing::closed_port())), 2);
   ASSERT_FALSE(run.timed_out) << run.err;
