@@ -561,6 +561,7 @@ void from_json(const json& j, ClientCapabilities& v) {
   v.workDoneProgress = flag_at(j, {"window", "workDoneProgress"});
   v.showMessageRequest = object_at(j, {"window", "showMessage"});
   v.showDocument = flag_at(j, {"window", "showDocument", "support"});
+  v.codeLensRefresh = flag_at(j, {"workspace", "codeLens", "refreshSupport"});
   v.applyEdit = flag_at(j, {"workspace", "applyEdit"});
   v.documentChanges = flag_at(j, {"workspace", "workspaceEdit", "documentChanges"});
   v.changeAnnotations = object_at(j, {"workspace", "workspaceEdit", "changeAnnotationSupport"});

@@ -220,6 +220,7 @@ struct ClientCapabilities {
   std::vector<std::string> positionEncodings;  // general.positionEncodings
   bool showMessageRequest = false;         // window.showMessage present
   bool showDocument = false;               // window.showDocument.support
+  bool codeLensRefresh = false;            // workspace.codeLens.refreshSupport
 };
 
 struct InitializeParams {

@@ -214,9 +214,24 @@ json SymbolJobs::execute_command(const std::string& command, const json& argumen
   if (command == "hiera.showSpec") return show_spec(*in, context);
   const bool optimizing = command == "hiera.optimizeSymbol";
   const std::string title = (optimizing ? "Optimize " : "Profile ") + in->symbol.symbol;
-  const std::string id = context.jobs.start(title, [in, exe = exe_, store = measurements_, optimizing](JobContext& job) {
-    return optimizing ? optimize_job(*in, exe, store, job) : profile_job(*in, exe, store, job);
-  });
+  // A new measurement changes the lenses: clients that can be asked to fetch them again are.
+  Client* client = &context.client;
+  const bool refresh = context.client_capabilities.codeLensRefresh;
+  auto refresh_lenses = [client, refresh] {
+    if (refresh) client->request("workspace/codeLens/refresh", nullptr, [](const ClientRequests::Outcome&) {});
+  };
+  const std::string id =
+      context.jobs.start(title, [in, exe = exe_, store = measurements_, optimizing, refresh_lenses](JobContext& job) {
+        JobResult result = optimizing ? optimize_job(*in, exe, store, job) : profile_job(*in, exe, store, job);
+        if (result.on_applied) {
+          result.on_applied = [applied = std::move(result.on_applied), refresh_lenses] {
+            applied();
+            refresh_lenses();
+          };
+        }
+        refresh_lenses();  // the reference's measurement is stored by now
+        return result;
+      });
   return {{"jobId", id}};
 }
 

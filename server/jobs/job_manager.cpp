@@ -77,7 +77,7 @@ std::string JobManager::start(const std::string& title, JobWork work) {
   {
     std::lock_guard lock(mutex_);
     id = "hiera-job-" + std::to_string(next_id_++);
-    entries_[id] = Entry{JobStatus{id, title, JobState::Running, "queued", std::nullopt}, engine::CancellationToken{}};
+    entries_[id] = Entry{JobStatus{id, title, JobState::Running, "queued", std::nullopt, {}}, engine::CancellationToken{}};
     ++running_;
   }
   boost::asio::post(pool_, [this, id, title, work = std::move(work)] { run(id, title, work); });

@@ -129,8 +129,9 @@ json TestFeature::execute_command(const std::string& command, const json& argume
       }
       job.report("step " + std::to_string(i) + "/" + std::to_string(steps), 100 * i / steps);
     }
-    return server::JobResult{"done", server::DocumentEdit{document->uri(), document->version(), {{0, 0, text}},
-                                                          "hiera test job", false}};
+    return server::JobResult{"done",
+                             server::DocumentEdit{document->uri(), document->version(), {{0, 0, text}}, "hiera test job", false},
+                             {}, {}};
   });
   return {{"jobId", id}};
 }

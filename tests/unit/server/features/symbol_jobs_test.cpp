@@ -283,6 +283,18 @@ TEST_F(SymbolJobsTest, ProfileMeasuresTheReferenceOnlyAndRecordsIt) {
   EXPECT_TRUE(fs::exists(job_status(id)["reportPath"].get<std::string>()));
 }
 
+TEST_F(SymbolJobsTest, ANewMeasurementAsksTheClientToRefreshItsLenses) {
+  json caps = full_capabilities();
+  caps["workspace"]["codeLens"] = {{"refreshSupport", true}};
+  start(caps);
+  command("hiera.profileSymbol", symbol_arg());
+  answer(wait_method("window/workDoneProgress/create"), nullptr);
+  progress_until_end();
+  const json refresh = wait_method("workspace/codeLens/refresh");
+  EXPECT_TRUE(refresh.contains("id"));  // a request, answered by the client
+  EXPECT_TRUE(store->get(uri, "scale"));
+}
+
 TEST_F(SymbolJobsTest, ShowSpecAnswersTheMarkdownAndShowsTheWrittenFile) {
   json caps = full_capabilities();
   caps["window"]["showDocument"] = {{"support", true}};
