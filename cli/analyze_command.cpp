@@ -13,6 +13,7 @@
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "engine/plan/units.h"
+#include "engine/spec/annotation_facts.h"
 #include "engine/spec/annotations.h"
 
 namespace hiera::cli {
@@ -25,47 +26,6 @@ std::filesystem::path self_path(const char* argv0) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::filesystem::path(argv0) : self;
-}
-
-// The sizes and work the `hiera:` annotations state: for Python the whole
-// file's sizes; for CUDA each kernel's, read from the lines between the
-// previous function and the kernel's end (ANNOTATIONS.md: annotations belong
-// to the kernel they precede).
-analysis::AnalysisFacts annotation_facts(const std::string& text, analysis::Language language) {
-  analysis::AnalysisFacts facts;
-  auto sizes_of = [](const engine::spec::Annotations& a) {
-    engine::SizeMap sizes;
-    for (const auto& clause : a.clauses) {
-      if (clause.name != "interface.sizes" || !clause.value.is_object()) continue;
-      for (const auto& [name, value] : clause.value.items()) {
-        if (value.is_number_integer()) sizes[name] = value.get<std::int64_t>();
-      }
-    }
-    return sizes;
-  };
-  if (language == analysis::Language::Python) {
-    facts.sizes = sizes_of(engine::spec::parse_annotations(text, engine::spec::SourceLanguage::Python));
-    return facts;
-  }
-  // Where each kernel's annotations may be: a first pass finds the functions.
-  const analysis::Analysis structure = analysis::analyze(text, language);
-  const analysis::LineIndex lines(text);
-  int first_line = 1;
-  for (const auto& function : structure.functions) {
-    const int last_line = static_cast<int>(lines.line_of(function.span.end)) + 1;
-    if (function.kind == analysis::CudaFunctionKind::Kernel) {
-      const auto annotations = engine::spec::parse_annotations(text, engine::spec::SourceLanguage::Cuda, first_line, last_line);
-      analysis::KernelWorkAnnotation work;
-      work.sizes = sizes_of(annotations);
-      for (const auto& clause : annotations.clauses) {
-        if (clause.name == "performance.flops" && clause.value.is_string()) work.flops = clause.value.get<std::string>();
-        if (clause.name == "performance.bytes" && clause.value.is_string()) work.bytes = clause.value.get<std::string>();
-      }
-      if (!work.flops.empty() || !work.bytes.empty()) facts.kernels[function.name] = work;
-    }
-    first_line = last_line + 1;
-  }
-  return facts;
 }
 
 std::string describe_work(const analysis::Work& work, const analysis::Roofline* roofline) {
@@ -213,7 +173,9 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
-  const analysis::Analysis result = analysis::analyze(text, *language, annotation_facts(text, *language));
+  // A first pass finds the functions whose annotations the facts read.
+  const analysis::AnalysisFacts facts = engine::spec::annotation_facts(text, *language, analysis::analyze(text, *language));
+  const analysis::Analysis result = analysis::analyze(text, *language, facts);
   const analysis::Roofline* r = roofline ? &*roofline : nullptr;
   if (args.json) {
     nlohmann::json out = analysis::to_json(result, text, r);

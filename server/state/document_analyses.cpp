@@ -2,54 +2,11 @@
 
 #include <algorithm>
 
-#include "engine/analysis/line_index.h"
-#include "engine/spec/annotations.h"
+#include "engine/spec/annotation_facts.h"
 
 namespace hiera::server {
 
 namespace analysis = engine::analysis;
-
-namespace {
-
-engine::SizeMap sizes_of(const engine::spec::Annotations& annotations) {
-  engine::SizeMap sizes;
-  for (const auto& clause : annotations.clauses) {
-    if (clause.name != "interface.sizes" || !clause.value.is_object()) continue;
-    for (const auto& [name, value] : clause.value.items()) {
-      if (value.is_number_integer()) sizes[name] = value.get<std::int64_t>();
-    }
-  }
-  return sizes;
-}
-
-}  // namespace
-
-analysis::AnalysisFacts annotation_facts(std::string_view text, analysis::Language language,
-                                         const analysis::Analysis& structure) {
-  analysis::AnalysisFacts facts;
-  if (language == analysis::Language::Python) {
-    facts.sizes = sizes_of(engine::spec::parse_annotations(text, engine::spec::SourceLanguage::Python));
-    return facts;
-  }
-  const analysis::LineIndex lines(text);
-  int first_line = 1;
-  for (const auto& function : structure.functions) {
-    const int last_line = static_cast<int>(lines.line_of(function.span.end)) + 1;
-    if (function.kind == analysis::CudaFunctionKind::Kernel) {
-      const auto annotations =
-          engine::spec::parse_annotations(text, engine::spec::SourceLanguage::Cuda, first_line, last_line);
-      analysis::KernelWorkAnnotation work;
-      work.sizes = sizes_of(annotations);
-      for (const auto& clause : annotations.clauses) {
-        if (clause.name == "performance.flops" && clause.value.is_string()) work.flops = clause.value.get<std::string>();
-        if (clause.name == "performance.bytes" && clause.value.is_string()) work.bytes = clause.value.get<std::string>();
-      }
-      if (!work.flops.empty() || !work.bytes.empty()) facts.kernels[function.name] = work;
-    }
-    first_line = last_line + 1;
-  }
-  return facts;
-}
 
 std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::of(const TextDocument& document) {
   auto language = analysis::language_for_id(document.language_id());
@@ -77,7 +34,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::of(const TextDocument&
     if (*language == analysis::Language::Cuda) {
       structure = std::make_shared<analysis::Analysis>(analysis::analyze(text, *language, {}, previous.structure.get()));
     }
-    facts = annotation_facts(text, *language, structure ? *structure : analysis::Analysis{});
+    facts = engine::spec::annotation_facts(text, *language, structure ? *structure : analysis::Analysis{});
   }
   auto result = std::make_shared<DocumentAnalysis>(DocumentAnalysis{
       document.uri(), document.version(), text,

@@ -45,11 +45,4 @@ class DocumentAnalyses {
   std::map<std::string, Entry> entries_;
 };
 
-// The facts `hiera:` annotations state (sizes; per-kernel flops and bytes),
-// as `hiera analyze` reads them: Python takes the whole file's sizes, a CUDA
-// kernel the annotations between the previous function and its own end.
-// `structure` is an analysis of `text` without facts.
-engine::analysis::AnalysisFacts annotation_facts(std::string_view text, engine::analysis::Language language,
-                                                 const engine::analysis::Analysis& structure);
-
 }  // namespace hiera::server

@@ -1,0 +1,50 @@
+#include "engine/spec/annotation_facts.h"
+
+#include "engine/analysis/line_index.h"
+#include "engine/spec/annotations.h"
+
+namespace hiera::engine::spec {
+
+namespace {
+
+SizeMap sizes_of(const Annotations& annotations) {
+  SizeMap sizes;
+  for (const auto& clause : annotations.clauses) {
+    if (clause.name != "interface.sizes" || !clause.value.is_object()) continue;
+    for (const auto& [name, value] : clause.value.items()) {
+      if (value.is_number_integer()) sizes[name] = value.get<std::int64_t>();
+    }
+  }
+  return sizes;
+}
+
+}  // namespace
+
+analysis::AnalysisFacts annotation_facts(std::string_view text, analysis::Language language,
+                                         const analysis::Analysis& structure) {
+  analysis::AnalysisFacts facts;
+  if (language == analysis::Language::Python) {
+    facts.sizes = sizes_of(parse_annotations(text, SourceLanguage::Python));
+    return facts;
+  }
+  const analysis::LineIndex lines(text);
+  int first_line = 1;
+  for (const auto& function : structure.functions) {
+    const int last_line = static_cast<int>(lines.line_of(function.span.end)) + 1;
+    if (function.kind == analysis::CudaFunctionKind::Kernel) {
+      const auto annotations =
+          parse_annotations(text, SourceLanguage::Cuda, first_line, last_line);
+      analysis::KernelWorkAnnotation work;
+      work.sizes = sizes_of(annotations);
+      for (const auto& clause : annotations.clauses) {
+        if (clause.name == "performance.flops" && clause.value.is_string()) work.flops = clause.value.get<std::string>();
+        if (clause.name == "performance.bytes" && clause.value.is_string()) work.bytes = clause.value.get<std::string>();
+      }
+      if (!work.flops.empty() || !work.bytes.empty()) facts.kernels[function.name] = work;
+    }
+    first_line = last_line + 1;
+  }
+  return facts;
+}
+
+}  // namespace hiera::engine::spec
