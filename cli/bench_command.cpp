@@ -95,6 +95,7 @@ json bench_fingerprint(const engine::optimize::OptimizeOptions& options, const s
           {"baselines", baselines},
           {"budget", options.budget ? json(*options.budget) : json(nullptr)},
           {"time_limit_s", options.time_limit_s ? json(*options.time_limit_s) : json(nullptr)},
+          {"candidates_per_round", options.candidates_per_round ? json(*options.candidates_per_round) : json(nullptr)},
           {"proposers", proposers},
           {"target_gpu", options.target_gpu},
           {"spec", options.configuration},

@@ -12,6 +12,7 @@
 
 #include "cli/analyze_command.h"
 #include "cli/bench_command.h"
+#include "cli/bench_compare_command.h"
 #include "cli/optimize_command.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "hiera/version.h"
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
   auto* analyze = hiera::cli::add_analyze_command(app, analyze_args);
   hiera::cli::BenchArgs bench_args;
   auto* bench = hiera::cli::add_bench_command(app, bench_args);
+  hiera::cli::BenchCompareArgs compare_args;
+  auto* bench_compare = hiera::cli::add_bench_compare_command(app, compare_args);
   auto* worker = app.add_subcommand("worker", "Run the GPU evaluation worker (job protocol on stdio)");
   worker->allow_extras();  // hiera-worker parses its own options
 
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     if (code != 0 && analyze->parsed()) return hiera::cli::kAnalyzeUsage;  // analyze: bad usage is 2 as well
+    if (code != 0 && bench_compare->parsed()) return hiera::cli::kCompareUsage;
     // bench's contract: bad usage is exit code 2, whatever CLI11 numbers it.
     return code != 0 && bench->parsed() ? hiera::cli::kExitUsage : code;
   }
@@ -89,6 +93,7 @@ int main(int argc, char** argv) {
   }
   if (*optimize) return hiera::cli::run_optimize(optimize_args, argv[0]);
   if (*bench) return hiera::cli::run_bench(bench_args, argv[0], std::vector<std::string>(argv, argv + argc));
+  if (*bench_compare) return hiera::cli::run_bench_compare(compare_args);
   if (*analyze) return hiera::cli::run_analyze(analyze_args, argv[0]);
   return 2;
 }

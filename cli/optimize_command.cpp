@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal_progress.h"
+#include "engine/eval/allocation_notices.h"
 #include "engine/eval/worker_pool.h"
+#include "engine/optimize/allocation_progress.h"
 #include "engine/optimize/optimizer.h"
 #include "engine/optimize/report.h"
 #include "hiera/version.h"
@@ -53,9 +55,19 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
     std::cerr << "hiera optimize: " << e.what() << std::endl;
     return kExitError;
   }
+  // Allocations' news: pending and running show in the progress line (allocation_progress.h);
+  // the rest, and everything with --quiet, as lines on stderr.
+  engine::eval::AllocationNotices notices;
+  auto notice_lines = notices.subscribe([quiet = args.quiet](const engine::eval::AllocationNotice& n) {
+    const bool in_progress_line =
+        n.kind == engine::eval::AllocationNoticeKind::Waiting || n.kind == engine::eval::AllocationNoticeKind::Running;
+    if (quiet || !in_progress_line) std::cerr << "hiera optimize: " << n.line << std::endl;
+  });
+  OptimizerArgs optimizer_args = args.optimizer;
+  optimizer_args.allocation_notices = notices;
   OptimizerSetup setup;
   try {
-    setup = make_optimizer_setup(args.optimizer, config, self_path(argv0), "hiera optimize", ".hiera/runs");
+    setup = make_optimizer_setup(optimizer_args, config, self_path(argv0), "hiera optimize", ".hiera/runs");
   } catch (const std::exception& e) {
     std::cerr << "hiera optimize: " << e.what() << std::endl;
     return kExitError;
@@ -63,15 +75,18 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
   engine::optimize::OptimizeOptions options = setup.options;
   options.target = std::move(target);
 
+  TerminalProgress progress(stderr, ::isatty(STDERR_FILENO) == 1);
+  // Before the pool: its workers start waiting for their allocation at once.
+  engine::optimize::AllocationProgress shown(notices, [&](const engine::optimize::OptimizeProgress& p) {
+    if (!args.quiet) progress.update(p);
+  });
   engine::eval::WorkerPool pool(setup.pool);
   engine::optimize::Optimizer optimizer(pool, *setup.knowledge, setup.proposers);
-  TerminalProgress progress(stderr, ::isatty(STDERR_FILENO) == 1);
   engine::CancellationToken cancel;
   g_cancel = &cancel;
   std::signal(SIGINT, on_interrupt);
-  const auto result = optimizer.run(options, [&](const engine::optimize::OptimizeProgress& p) {
-    if (!args.quiet) progress.update(p);
-  }, cancel);
+  const auto result = optimizer.run(options, shown.callback(), cancel);
+  shown.stop();
   std::signal(SIGINT, SIG_DFL);
   g_cancel = nullptr;
   progress.finish();

@@ -5,11 +5,15 @@ namespace hiera::cli {
 void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string& workers_help) {
   cmd.add_option("--budget", args.budget, "Candidates to try (default: the spec's, else 24)")->check(CLI::Range(1, 100000));
   cmd.add_option("--time-limit", args.time_limit_s, "Wall-time limit in seconds")->check(CLI::PositiveNumber);
+  cmd.add_option("--candidates-per-round", args.candidates_per_round,
+                 "Candidates proposed per round (default: one per worker; fix it to make the same proposals on any "
+                 "number of workers)")
+      ->check(CLI::Range(1, 64));
   cmd.add_option("--llm", args.llm, "LLM endpoint name from the configuration, or none (default: llm.default)");
   cmd.add_flag("--no-knowledge", args.no_knowledge, "Leave out the built-in knowledge proposer (rewrites and generated kernels)");
   cmd.add_option("--worker", args.workers,
                  "Where workers run (repeat for several): a command line, ssh://[user@]host[:port][/path/to/hiera][?gpus=N], "
-                 "or slurm[:PARTITION][,gres=gpu:N][,workers=W][,jobid=ID]...; default: hiera worker per visible GPU");
+                 "or slurm[:PARTITION][,gres=gpu:N][,workers=W][,mem=SIZE][,jobid=ID]...; default: hiera worker per visible GPU");
   cmd.add_option("--workers", args.worker_count, workers_help)->check(CLI::Range(1, 64));
   cmd.add_option("--config", args.config, "JSON configuration (default: $HIERA_CONFIG, else .hiera/config.json)");
   cmd.add_option("--runs-dir", args.runs_dir, "Where run logs go (default: .hiera/runs)");

@@ -16,7 +16,10 @@ std::string TerminalProgress::render(const engine::optimize::OptimizeProgress& p
     std::snprintf(best, sizeof best, "%.2fx", *p.best_speedup);
     line += std::string(line.empty() ? "" : ", ") + "best " + best;
   }
-  line += std::string(line.empty() ? "" : " | ") + p.phase + (p.message.empty() ? "" : ": " + p.message);
+  // A pending allocation is what the run is doing now: it takes the step's place.
+  const std::string doing =
+      !p.waiting.empty() ? "waiting: " + p.waiting : p.phase + (p.message.empty() ? "" : ": " + p.message);
+  line += std::string(line.empty() ? "" : " | ") + doing;
   return fit_to_width(std::move(line), width);
 }
 

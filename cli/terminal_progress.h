@@ -1,6 +1,7 @@
 #pragma once
 // The optimizer's progress on a terminal: one redrawn status line with a bar
 // when stderr is a TTY, plain lines (one per change) when it is a file or pipe.
+// While workers wait on their allocation, "waiting: <why>" replaces the phase.
 #include <cstdio>
 #include <string>
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/bench/suite_figures.h"
+#include "engine/bench/wall_time.h"
 
 namespace hiera::engine::bench {
 
@@ -39,6 +40,19 @@ std::string joined(const std::vector<std::string>& items) {
   return text.empty() ? "-" : text;
 }
 
+std::string wall_text(const std::optional<double>& seconds) {
+  if (!seconds) return "not recorded";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f s (while problems ran)", *seconds);
+  return text;
+}
+
+std::string workers_text(const std::vector<int>& counts) {
+  std::string text;
+  for (const int n : counts) text += (text.empty() ? "" : ", ") + std::to_string(n);
+  return text.empty() ? "not recorded" : text;
+}
+
 std::string group_title(const std::string& group) { return group == kTopGroup ? "(top level)" : group; }
 
 void fast_p_table(std::string& out, const SuiteFigures& figures) {
@@ -62,7 +76,8 @@ std::string bench_report_markdown(const std::vector<ProblemResult>& results, con
   out += "- Commit: `" + info.commit + "`\n";
   out += "- Command: `" + info.command + "`\n";
   out += "- Problems: " + std::to_string(figures.problems) + ", " + std::to_string(figures.correct) + " correct; baselines: " +
-         joined(info.baselines) + "\n\n";
+         joined(info.baselines) + "\n";
+  out += "- Wall time: " + wall_text(wall_seconds(results)) + "; workers: " + workers_text(worker_counts(results)) + "\n\n";
   out += "Each speed-up is that of what hiera hands back, timed side by side with the reference (eager)" +
          std::string(compile ? " and torch.compile(reference)" : "") +
          " in one job: the verified faster candidate, or the original (1.00x) when nothing was faster. "

@@ -11,6 +11,7 @@
 
 #include "engine/bench/comparison.h"
 #include "engine/bench/result_store.h"
+#include "engine/bench/wall_time.h"
 #include "engine/common/sha256.h"
 
 namespace hiera::engine::bench {
@@ -120,6 +121,7 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
       }
       tally.started();
       ProblemResult result;
+      const std::string started_at = iso8601_utc_ms(std::chrono::system_clock::now());
       try {
         optimize::OptimizeOptions options = settings.optimize;
         options.target = optimize::load_target(problem.file.string());
@@ -156,7 +158,11 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
         result.file = problem.file;
         result.outcome = optimize::to_string(optimize::Outcome::Error);
         result.error = e.what();
+        result.candidate_verdicts = std::vector<CandidateVerdict>{};  // recorded: none was proposed
       }
+      result.started_at = started_at;
+      result.finished_at = iso8601_utc_ms(std::chrono::system_clock::now());
+      result.workers = settings.concurrency;
       record(result, provenance);
       tally.finished(problem.id(), result, false, true);
       std::lock_guard lock(mutex);

@@ -28,7 +28,7 @@ struct BenchSettings {
   std::filesystem::path out_dir;
   std::vector<std::string> baselines{"eager"};  // "compile" adds torch.compile(reference)
   bool force = false;
-  int concurrency = 1;
+  int concurrency = 1;  // the pool size: problems at once, and the `workers` each result records
   std::string commit = "unknown";
   nlohmann::json options = nlohmann::json::object();  // the fingerprint a reused result must share
   optimize::OptimizeOptions optimize;                 // every field but the target

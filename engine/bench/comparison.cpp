@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/common/sha256.h"
 #include "engine/spec/task_spec.h"
 #include "engine/spec/worker_task.h"
 
@@ -76,6 +77,16 @@ std::vector<std::string> recipe_spaces(const propose::Candidate& candidate, cons
   return names;
 }
 
+std::vector<CandidateVerdict> candidate_verdicts(const optimize::OptimizeResult& result) {
+  std::vector<CandidateVerdict> verdicts;
+  for (const auto& record : result.attempts) {
+    const propose::Candidate& c = record.attempt.candidate;
+    verdicts.push_back({c.id, c.recipes, knowledge::to_string(c.space), sha256_hex(c.source),
+                        record.verdict.empty() ? "not_evaluated" : record.verdict});
+  }
+  return verdicts;
+}
+
 ProblemResult make_problem_result(const Problem& problem, const optimize::OptimizeResult& result,
                                   const std::optional<eval::Evaluation>& comparison, const std::string& comparison_error,
                                   const knowledge::KnowledgeBase& knowledge, bool with_compile) {
@@ -87,6 +98,7 @@ ProblemResult make_problem_result(const Problem& problem, const optimize::Optimi
   r.run_dir = result.run_dir;
   r.gpu = result.gpu;
   r.candidates = {result.figures.proposed, result.figures.correct, result.figures.faster};
+  r.candidate_verdicts = candidate_verdicts(result);
   r.sol_ms = plan_bound_ms(result.plan);
   if (result.reference_timing) r.times.eager = summary_of(result.reference_timing->reference);
   if (result.outcome == optimize::Outcome::Error || result.outcome == optimize::Outcome::Cancelled) {

@@ -36,7 +36,11 @@ std::optional<double> plan_bound_ms(const nlohmann::json& plan);
 // order S1, S2, S3; the candidate's own space when none of its recipes is known.
 std::vector<std::string> recipe_spaces(const propose::Candidate& candidate, const knowledge::KnowledgeBase& knowledge);
 
-// Everything but the provenance. `comparison`: the comparison job's
+// Every candidate the optimizer was given, in proposal order, with its
+// verdict and the hash of its code; no timing.
+std::vector<CandidateVerdict> candidate_verdicts(const optimize::OptimizeResult& result);
+
+// Everything but the provenance, the times and the pool size. `comparison`: the comparison job's
 // evaluation; empty when the job could not be built, with `comparison_error`
 // saying why. When the job failed as a job (timeout, crashed worker) the
 // optimizer's own evidence stands in and `error` says so; when the delivered

@@ -24,6 +24,34 @@ std::optional<TimeSummary> time_from_json(const json& value) {
   return TimeSummary{value.at("median_ms").get<double>(), value.at("p10_ms").get<double>(), value.at("p90_ms").get<double>()};
 }
 
+// A field later hieras added: missing and null both read as empty.
+const json* present(const json& value, const char* key) {
+  const auto it = value.find(key);
+  return it == value.end() || it->is_null() ? nullptr : &*it;
+}
+
+json verdicts_json(const std::optional<std::vector<CandidateVerdict>>& verdicts) {
+  if (!verdicts) return nullptr;
+  json out = json::array();
+  for (const auto& v : *verdicts) {
+    out.push_back({{"id", v.id}, {"recipes", v.recipes}, {"space", v.space}, {"source_sha256", v.source_sha256},
+                   {"verdict", v.verdict}});
+  }
+  return out;
+}
+
+std::vector<CandidateVerdict> verdicts_from_json(const json& value) {
+  std::vector<CandidateVerdict> out;
+  for (const auto& v : value.get<std::vector<json>>()) {  // not an array: type_error
+    out.push_back({v.at("id").get<std::string>(), v.at("recipes").get<std::vector<std::string>>(),
+                   v.at("space").get<std::string>(), v.at("source_sha256").get<std::string>(),
+                   v.at("verdict").get<std::string>()});
+  }
+  return out;
+}
+
+json optional_text(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
+
 }  // namespace
 
 std::filesystem::path result_path(const Problem& problem) {
@@ -45,6 +73,10 @@ json to_json(const ProblemResult& r) {
           {"candidates", {{"tried", r.candidates.tried}, {"correct", r.candidates.correct}, {"faster", r.candidates.faster}}},
           {"outcome", r.outcome},
           {"run_dir", r.run_dir.string()},
+          {"started_at", optional_text(r.started_at)},
+          {"finished_at", optional_text(r.finished_at)},
+          {"workers", r.workers ? json(*r.workers) : json(nullptr)},
+          {"candidate_verdicts", verdicts_json(r.candidate_verdicts)},
           {"error", r.error ? json(*r.error) : json(nullptr)},
           {"baseline_errors", r.baseline_errors},
           {"gpu", r.gpu},
@@ -73,6 +105,10 @@ ProblemResult problem_result_from_json(const json& v) {
   r.candidates = {candidates.at("tried").get<int>(), candidates.at("correct").get<int>(), candidates.at("faster").get<int>()};
   r.outcome = v.at("outcome").get<std::string>();
   r.run_dir = v.at("run_dir").get<std::string>();
+  if (const json* f = present(v, "started_at")) r.started_at = f->get<std::string>();
+  if (const json* f = present(v, "finished_at")) r.finished_at = f->get<std::string>();
+  if (const json* f = present(v, "workers")) r.workers = f->get<int>();
+  if (const json* f = present(v, "candidate_verdicts")) r.candidate_verdicts = verdicts_from_json(*f);
   if (!v.at("error").is_null()) r.error = v.at("error").get<std::string>();
   r.baseline_errors = v.at("baseline_errors").get<std::map<std::string, std::string>>();
   r.gpu = v.at("gpu").get<std::string>();

@@ -36,6 +36,17 @@ struct CandidateCounts {
   bool operator==(const CandidateCounts&) const = default;
 };
 
+// What the optimizer said about one candidate it was given: pure correctness,
+// no timing (a timing differs from run to run; a verdict should not).
+struct CandidateVerdict {
+  std::string id;                    // "c3": in proposal order
+  std::vector<std::string> recipes;  // the recipes it applies; empty when none
+  std::string space;                 // "S1", "S2", "S3"
+  std::string source_sha256;         // of the candidate's code (engine/common/sha256.h)
+  std::string verdict;               // the optimizer's: passed, failed, rejected (not_evaluated if it never got one)
+  bool operator==(const CandidateVerdict&) const = default;
+};
+
 struct ProblemResult {
   std::string name;
   std::string group;
@@ -56,6 +67,14 @@ struct ProblemResult {
   CandidateCounts candidates;
   std::string outcome;  // the optimizer's: improved, no_improvement, error
   std::filesystem::path run_dir;
+  // When this problem's optimize began and its final comparison ended
+  // ("2026-11-30T05:28:10.123Z", wall_time.h), the pool size of the invocation
+  // that ran it, and every candidate's verdict in proposal order. Empty in a
+  // record from an older hiera (the JSON then lacks them, or has null).
+  std::optional<std::string> started_at;
+  std::optional<std::string> finished_at;
+  std::optional<int> workers;
+  std::optional<std::vector<CandidateVerdict>> candidate_verdicts;
   std::optional<std::string> error;              // why it stopped, or what could not be measured
   std::map<std::string, std::string> baseline_errors;  // a baseline that could not be timed: why
 
@@ -75,7 +94,9 @@ std::filesystem::path result_path(const Problem& problem);
 
 nlohmann::json to_json(const ProblemResult& result);
 // The inverse of to_json. Throws nlohmann::json::exception when a field is
-// missing or has the wrong type (a file from an older hiera, or damaged).
+// missing or has the wrong type (damaged, or from a much older hiera); the
+// fields started_at, finished_at, workers and candidate_verdicts may be
+// missing or null (an older record) and are then empty.
 ProblemResult problem_result_from_json(const nlohmann::json& value);
 
 }  // namespace hiera::engine::bench

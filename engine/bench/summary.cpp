@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "engine/bench/suite_figures.h"
+#include "engine/bench/wall_time.h"
 
 namespace hiera::engine::bench {
 
@@ -66,6 +67,8 @@ json summary_json(const std::vector<ProblemResult>& results, const SuiteInfo& in
     groups[group] = figures;
   }
   summary["groups"] = groups;
+  summary["wall_s"] = optional_json(wall_seconds(results));
+  summary["workers"] = worker_counts(results);
   return summary;
 }
 

@@ -4,7 +4,9 @@
 // {name, correct, speedup_eager, speedup_compile, sol_fraction, spaces} per
 // problem, name being Problem::id() so that problems of different groups stay
 // apart), fast_p, fast_p_compile, geomean_eager, geomean_compile, groups
-// ({group: {fast_p, fast_p_compile, geomean_eager, geomean_compile}}). The
+// ({group: {fast_p, fast_p_compile, geomean_eager, geomean_compile}}),
+// wall_s (wall_time.h: the union of the problems' running intervals; null when
+// no record has them) and workers (the distinct pool sizes that ran them). The
 // compile figures are null when that baseline did not run.
 #include <chrono>
 #include <string>

@@ -62,6 +62,7 @@ std::shared_ptr<SlurmAllocation> SlurmAllocation::request(const SlurmWorkerSpec&
   if (!spec.partition.empty()) argv.push_back("--partition=" + spec.partition);
   if (!spec.gres.empty()) argv.push_back("--gres=" + spec.gres);
   if (!spec.time_limit.empty()) argv.push_back("--time=" + spec.time_limit);
+  if (!spec.memory.empty()) argv.push_back("--mem=" + spec.memory);
   // exec: the batch step is this sleep itself, so scancel ends it at once.
   argv.insert(argv.end(), {"--wrap", "exec sleep infinity"});
   const CompletedProcess run = run_tool(argv, tools.command_timeout);
@@ -73,9 +74,10 @@ std::shared_ptr<SlurmAllocation> SlurmAllocation::request(const SlurmWorkerSpec&
                              (out.empty() ? std::string() : ": " + out));
   }
   auto allocation = std::shared_ptr<SlurmAllocation>(new SlurmAllocation(spec, id, true, std::move(notice), tools));
-  allocation->notice("submitted Slurm job " + id + " to hold " + std::to_string(spec.workers) + " worker(s)" +
-                     (spec.partition.empty() ? std::string() : " in partition " + spec.partition) +
-                     "; it is cancelled when the run ends");
+  allocation->notice(AllocationNoticeKind::Info,
+                     "submitted Slurm job " + id + " to hold " + std::to_string(spec.workers) + " worker(s)" +
+                         (spec.partition.empty() ? std::string() : " in partition " + spec.partition) +
+                         "; it is cancelled when the run ends");
   return allocation;
 }
 
@@ -85,18 +87,25 @@ std::shared_ptr<SlurmAllocation> SlurmAllocation::attach(const SlurmWorkerSpec& 
   return std::shared_ptr<SlurmAllocation>(new SlurmAllocation(spec, spec.job_id, false, std::move(notice), std::move(tools)));
 }
 
-void SlurmAllocation::notice(const std::string& line) const {
+void SlurmAllocation::notice(AllocationNoticeKind kind, const std::string& line) const {
   if (!notice_) return;
   try {
-    notice_(line);
+    notice_(AllocationNotice{kind, describe(), line});
   } catch (...) {
     // Telling the user must not decide whether workers start.
   }
 }
 
+std::string SlurmAllocation::ended(std::string reason) {
+  if (waiting_state(last_state_)) notice(AllocationNoticeKind::Ended, reason);
+  last_state_ = "ENDED";
+  return reason;
+}
+
 std::optional<std::string> SlurmAllocation::wait_ready(const CancellationToken& stop) {
   std::lock_guard lock(mutex_);
   int failures = 0;
+  bool looked = false;
   for (;;) {
     if (released_) return describe() + " was released";
     if (stop.cancelled()) return "the worker pool is shutting down";
@@ -105,22 +114,28 @@ std::optional<std::string> SlurmAllocation::wait_ready(const CancellationToken& 
     const std::string out = trimmed(run.out);
     if (!run.timed_out && run.status.code == 0) {
       failures = 0;
-      if (out.empty()) return describe() + " is no longer in the queue (it ended)";
+      if (out.empty()) return ended(describe() + " is no longer in the queue (it ended)");
       const std::string state = out.substr(0, out.find('|'));
       const std::string reason = out.find('|') == std::string::npos ? std::string() : out.substr(out.find('|') + 1);
       if (state == "RUNNING") {
-        if (!last_state_.empty() && last_state_ != "RUNNING") notice(describe() + " is running");
+        if (!last_state_.empty() && last_state_ != "RUNNING") notice(AllocationNoticeKind::Running, describe() + " is running");
         last_state_ = state;
         return std::nullopt;
       }
-      if (!waiting_state(state)) return describe() + " has ended (" + state + ")";
-      if (state != last_state_) {
-        notice(describe() + " is " + (state == "PENDING" ? std::string("pending") : state) +
-               (reason.empty() || reason == "None" ? std::string() : " (" + reason + ")") + "; workers start when it runs");
+      if (!waiting_state(state)) return ended(describe() + " has ended (" + state + ")");
+      // Just submitted, the scheduler may not have looked at it yet (no reason):
+      // one more look before saying why it waits.
+      const bool unexamined = state == "PENDING" && (reason.empty() || reason == "None") && last_state_.empty() && !looked;
+      looked = true;
+      if (!unexamined) {
+        if (state != last_state_) {
+          notice(AllocationNoticeKind::Waiting, describe() + " is " + (state == "PENDING" ? std::string("pending") : state) +
+                 (reason.empty() || reason == "None" ? std::string() : " (" + reason + ")") + "; workers start when it runs");
+        }
+        last_state_ = state;
       }
-      last_state_ = state;
     } else if (run.err.find("Invalid job id") != std::string::npos) {
-      return describe() + " is no longer known to Slurm (it ended)";
+      return ended(describe() + " is no longer known to Slurm (it ended)");
     } else if (++failures >= kSqueueAttempts) {
       return "squeue failed " + std::to_string(failures) + " times about " + describe() + " (" + failure_text(run) + ")";
     }
@@ -133,16 +148,21 @@ void SlurmAllocation::release() {
   std::lock_guard lock(mutex_);
   if (released_) return;
   released_ = true;
-  if (!owned_) return;
+  // Released while workers waited for it: the line also ends the wait.
+  const AllocationNoticeKind kind = waiting_state(last_state_) ? AllocationNoticeKind::Ended : AllocationNoticeKind::Info;
+  if (!owned_) {
+    if (kind == AllocationNoticeKind::Ended) notice(kind, "stopped waiting for " + describe());
+    return;
+  }
   try {
     const CompletedProcess run = run_tool({tools_.scancel, job_id_}, tools_.command_timeout);
     if (run.timed_out || run.status.code != 0) {
-      notice("could not cancel " + describe() + " (" + failure_text(run) + "); cancel it yourself: scancel " + job_id_);
+      notice(kind, "could not cancel " + describe() + " (" + failure_text(run) + "); cancel it yourself: scancel " + job_id_);
     } else {
-      notice("cancelled " + describe() + ": its resources are released");
+      notice(kind, "cancelled " + describe() + ": its resources are released");
     }
   } catch (const std::exception& e) {
-    notice("could not cancel " + describe() + ": " + e.what());
+    notice(kind, "could not cancel " + describe() + ": " + e.what());
   }
 }
 
@@ -150,6 +170,9 @@ std::vector<std::string> SlurmAllocation::step_command(std::size_t index, const 
   std::vector<std::string> argv{tools_.srun, "--jobid=" + job_id_, "--job-name=hiera-worker-" + std::to_string(index),
                                 "--nodes=1", "--ntasks=1", "--cpus-per-task=" + std::to_string(spec_.cpus_per_worker)};
   if (spec_.gpus_per_node > 0) argv.push_back("--gres=gpu:1");
+  // The job holds mem= per node; a step's --mem=0 may use the job's memory without
+  // reserving any of it (srun(1)), so every worker's step starts beside the others.
+  if (!spec_.memory.empty()) argv.push_back("--mem=0");
   // --exact: only the step's own CPUs, so the other workers' steps run beside it;
   // --kill-on-bad-exit: a worker that fails takes its step down with it.
   argv.insert(argv.end(), {"--exact", "--unbuffered", "--quiet", "--kill-on-bad-exit=1"});

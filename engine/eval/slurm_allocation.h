@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/eval/allocation_notices.h"
 #include "engine/eval/worker_allocation.h"
 #include "engine/eval/worker_spec.h"
 
@@ -31,8 +32,9 @@ struct SlurmTools {
   std::chrono::milliseconds command_timeout{std::chrono::seconds(30)};
 };
 
-// A line for the user: "Slurm job 123 is pending (Resources)".
-using SlurmNotice = std::function<void(const std::string&)>;
+// News for the user: submitted and cancelled (Info), "Slurm job 123 is pending
+// (Resources); …" (Waiting), then running (Running) or gone (Ended).
+using SlurmNotice = AllocationNoticeCallback;
 
 class SlurmAllocation final : public WorkerAllocation {
  public:
@@ -45,7 +47,9 @@ class SlurmAllocation final : public WorkerAllocation {
   ~SlurmAllocation() override;  // release()
 
   // squeue until the job runs (nullopt), ends or is gone (the reason).
-  // Pending states are noticed once each (with Slurm's reason).
+  // Pending states are noticed once each (with Slurm's reason; a job just
+  // submitted gets a second look when it has none yet); after one, the job
+  // running or ending is noticed too (the wait is over).
   std::optional<std::string> wait_ready(const CancellationToken& stop) override;
   // scancel, once, for a job hiera submitted; nothing for an attached one.
   void release() override;
@@ -54,13 +58,16 @@ class SlurmAllocation final : public WorkerAllocation {
   const std::string& job_id() const { return job_id_; }
   bool owned() const { return owned_; }
   // Worker `index`'s step: srun --jobid=ID --job-name=hiera-worker-INDEX, one
-  // task on one node, its CPUs (and one GPU) exclusively, output unbuffered
-  // (frames do not end in a newline), then worker_argv.
+  // task on one node, its CPUs (and one GPU) exclusively, --mem=0 when the
+  // job asked for memory (mem=), output unbuffered (frames do not end in a
+  // newline), then worker_argv.
   std::vector<std::string> step_command(std::size_t index, const std::vector<std::string>& worker_argv) const;
 
  private:
   SlurmAllocation(SlurmWorkerSpec spec, std::string job_id, bool owned, SlurmNotice notice, SlurmTools tools);
-  void notice(const std::string& line) const;
+  void notice(AllocationNoticeKind kind, const std::string& line) const;
+  // wait_ready's answer when the job is gone: noticed as Ended when workers were waiting for it.
+  std::string ended(std::string reason);
 
   SlurmWorkerSpec spec_;
   std::string job_id_;

@@ -174,6 +174,16 @@ SlurmWorkerSpec parse_slurm_worker(std::string_view text) {
       const auto n = number(value, 1, 1024);
       if (!n) bad(text, "cpus must be a whole number from 1 to 1024");
       spec.cpus_per_worker = *n;
+    } else if (key == "mem") {
+      // Slurm's own size syntax: whole units, megabytes unless a suffix says.
+      const std::size_t digits = value.find_first_not_of("0123456789");
+      const bool suffix_ok = digits == std::string_view::npos ||
+                             (digits + 1 == value.size() && std::string_view("KMGTkmgt").find(value[digits]) != std::string_view::npos);
+      if (digits == 0 || !suffix_ok) {
+        bad(text, "mem must be a size: digits with an optional K, M, G or T suffix (megabytes without), not '" +
+                      std::string(value) + "'");
+      }
+      spec.memory = std::string(value);
     } else if (key == "time") {
       spec.time_limit = std::string(value);
     } else if (key == "jobid") {
@@ -182,7 +192,7 @@ SlurmWorkerSpec parse_slurm_worker(std::string_view text) {
     } else if (key == "hiera") {
       spec.hiera = std::string(value);
     } else {
-      bad(text, "unknown option '" + std::string(key) + "' (known: partition, gres, nodes, workers, cpus, time, jobid, hiera)");
+      bad(text, "unknown option '" + std::string(key) + "' (known: partition, gres, nodes, workers, cpus, mem, time, jobid, hiera)");
     }
   }
   spec.workers = workers ? *workers : spec.gpus_per_node > 0 ? spec.gpus_per_node * spec.nodes : spec.nodes;

@@ -8,14 +8,15 @@
 //       The user's ssh configuration and keys apply; BatchMode=yes, so a
 //       missing key fails at once instead of prompting. gpus=N: N workers,
 //       `--device 0` .. `--device N-1`; default one worker, the remote default.
-//   slurm[:PARTITION][,gres=gpu:N][,nodes=K][,workers=W][,cpus=C][,time=T][,jobid=ID][,hiera=PATH]
+//   slurm[:PARTITION][,gres=gpu:N][,nodes=K][,workers=W][,cpus=C][,mem=SIZE][,time=T][,jobid=ID][,hiera=PATH]
 //       workers as Slurm job steps (`srun … hiera worker`), one per allocated
 //       GPU (N per node × K nodes) unless workers=W says, each with C CPUs
 //       (default 1), in a holding job the engine submits (sbatch; time=T is
-//       its time limit) and cancels when the run ends, or in the existing
-//       allocation jobid=ID (never cancelled by hiera). PATH: the hiera the
-//       compute nodes run (default: this executable; clusters share the file
-//       system).
+//       its time limit, mem=SIZE its memory per node: digits with an optional
+//       K, M, G or T, megabytes without) and cancels when the run ends, or in
+//       the existing allocation jobid=ID (never cancelled by hiera). PATH: the
+//       hiera the compute nodes run (default: this executable; clusters share
+//       the file system).
 //
 // Anything else is a command line. Bad specs throw std::invalid_argument
 // with a message that names the spec and what is wrong with it.
@@ -53,6 +54,7 @@ struct SlurmWorkerSpec {
   int workers = 1;         // default: gpus_per_node × nodes, else nodes
   int cpus_per_worker = 1;
   std::string time_limit;  // sbatch --time; empty: the partition's default
+  std::string memory;      // sbatch --mem, per node ("64G"); empty: the partition's default
   std::string job_id;      // an existing allocation; empty: hiera submits one
   std::string hiera;       // empty: this executable
 };

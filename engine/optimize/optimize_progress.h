@@ -15,6 +15,10 @@ struct OptimizeProgress {
   int budget = 0;                      // the candidate budget
   std::optional<double> best_speedup;  // over the reference, verified
   std::string step;                    // "region gemm_epilogue in S1", when a plan step runs
+  // What the run waits for instead, when workers wait on their allocation:
+  // "Slurm job 123 is pending (Resources); workers start when it runs"
+  // (allocation_progress.h fills it in); empty otherwise.
+  std::string waiting;
 };
 
 using ProgressCallback = std::function<void(const OptimizeProgress&)>;

@@ -398,7 +398,8 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     std::vector<std::size_t> faster;  // indexes into result.attempts, verified faster
     int next_id = 1;
     std::size_t rounds = 0;
-    const int parallel = std::max<int>(1, static_cast<int>(pool_.size()));
+    const int parallel = std::max<int>(1, options.candidates_per_round ? *options.candidates_per_round
+                                                                       : static_cast<int>(pool_.size()));
     const std::string gpu_text = result.gpu;
     std::string profile_text = "reference: " + fixed(reference_ms, 4) + " ms per call on " + gpu_text + "\n";
     for (const auto& a : plan.regions) {

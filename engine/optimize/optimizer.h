@@ -32,6 +32,10 @@ struct OptimizeOptions {
   nlohmann::json configuration = nlohmann::json::object();
   std::optional<int> budget;            // candidates; overrides the spec's budget
   std::optional<double> time_limit_s;   // wall time; overrides the spec's
+  // Candidates asked for per round. Unset: one per worker, which makes the
+  // search (not only its speed) depend on the pool's size; fixed, a run makes
+  // the same proposals whatever the number of workers.
+  std::optional<int> candidates_per_round;
   std::filesystem::path runs_dir = ".hiera/runs";
   std::string target_gpu = "h200";      // knowledge GPU for estimates when no GPU can be probed
   int trials = 5;

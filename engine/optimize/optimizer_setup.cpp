@@ -77,7 +77,7 @@ std::vector<std::string> ssh_command() {
 // (a Slurm allocation is requested here, and released by the pool), else a
 // command line already split.
 void add_workers(eval::WorkerPoolOptions& pool, const std::string& spec, std::vector<std::string> argv,
-                 const std::filesystem::path& exe, const std::string& name) {
+                 const std::filesystem::path& exe, const eval::AllocationNoticeCallback& notice) {
   switch (eval::worker_spec_kind(spec)) {
     case eval::WorkerSpecKind::Command:
       pool.commands.push_back(std::move(argv));
@@ -91,8 +91,6 @@ void add_workers(eval::WorkerPoolOptions& pool, const std::string& spec, std::ve
       return;
     case eval::WorkerSpecKind::Slurm: {
       const eval::SlurmWorkerSpec slurm = eval::parse_slurm_worker(spec);
-      // Slurm's news (pending, running, cancelled) goes where this front end's logs go.
-      eval::SlurmNotice notice = [name](const std::string& line) { std::cerr << name << ": " << line << std::endl; };
       auto allocation = slurm.job_id.empty() ? eval::SlurmAllocation::request(slurm, notice)
                                              : eval::SlurmAllocation::attach(slurm, notice);
       const std::vector<std::string> worker{slurm.hiera.empty() ? exe.string() : slurm.hiera, "worker"};
@@ -108,10 +106,14 @@ void add_workers(eval::WorkerPoolOptions& pool, const std::string& spec, std::ve
 eval::WorkerPoolOptions worker_pool_options(const OptimizerSetupArgs& args, const json& config,
                                             const std::filesystem::path& exe, const std::string& name) {
   eval::WorkerPoolOptions pool;
+  // Allocations' news goes to the front end's channel, else where its logs go.
+  const eval::AllocationNoticeCallback notice =
+      args.allocation_notices ? args.allocation_notices->poster()
+                              : [name](const eval::AllocationNotice& n) { std::cerr << name << ": " << n.line << std::endl; };
   for (const auto& argv : args.worker_argv) {
     if (argv.empty() || argv.front().empty()) throw std::runtime_error("worker command: the command is empty");
     // A one-word argv may be a spec (editor settings: "worker.command": ["ssh://gpu1"]).
-    add_workers(pool, argv.size() == 1 ? argv.front() : std::string(), argv, exe, name);
+    add_workers(pool, argv.size() == 1 ? argv.front() : std::string(), argv, exe, notice);
   }
   std::vector<std::string> commands = args.workers;
   if (pool.commands.empty() && commands.empty() && config.contains("worker")) {
@@ -121,7 +123,7 @@ eval::WorkerPoolOptions worker_pool_options(const OptimizerSetupArgs& args, cons
   for (const auto& c : commands) {
     add_workers(pool, c, eval::worker_spec_kind(c) == eval::WorkerSpecKind::Command ? split_command(c)
                                                                                      : std::vector<std::string>{},
-                exe, name);
+                exe, notice);
   }
   // Only a pool with an allocation needs the list; the rest of the code reads commands.
   const bool any_allocation = std::any_of(pool.allocations.begin(), pool.allocations.end(),
@@ -206,6 +208,7 @@ OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const json& 
   OptimizeOptions& options = setup.options;
   options.configuration = config.value("spec", json::object());
   options.budget = args.budget;
+  options.candidates_per_round = args.candidates_per_round;
   options.time_limit_s = args.time_limit_s;
   options.runs_dir = !args.runs_dir.empty() ? std::filesystem::path(args.runs_dir)
                                             : std::filesystem::path(config.value("runs_dir", default_runs_dir.string()));

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/eval/allocation_notices.h"
 #include "engine/eval/worker_pool.h"
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/optimize/optimizer.h"
@@ -25,6 +26,7 @@ namespace hiera::engine::optimize {
 struct OptimizerSetupArgs {
   std::optional<int> budget;
   std::optional<double> time_limit_s;
+  std::optional<int> candidates_per_round;  // OptimizeOptions::candidates_per_round
   std::string llm;                   // an endpoint name from the configuration, or "none"; "" picks llm.default
   std::optional<llm::LlmEndpoint> endpoint;  // given whole (editor settings): used instead of `llm`
   bool no_knowledge = false;         // leave out the built-in knowledge proposer
@@ -38,6 +40,10 @@ struct OptimizerSetupArgs {
   std::string runs_dir;
   std::string knowledge_dir;
   std::string target_gpu;
+  // Where worker allocations' news goes (a Slurm job submitted, pending,
+  // running, cancelled): subscribe before make_optimizer_setup, which posts
+  // the first. Unset: each line on stderr, after the front end's name.
+  std::optional<eval::AllocationNotices> allocation_notices;
 };
 
 // `path`, else $HIERA_CONFIG, else .hiera/config.json when it exists, else {}.

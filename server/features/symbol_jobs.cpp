@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "engine/eval/allocation_notices.h"
 #include "engine/eval/worker_pool.h"
+#include "engine/optimize/allocation_progress.h"
 #include "engine/optimize/optimizer.h"
 #include "engine/optimize/optimizer_setup.h"
 #include "engine/spec/spec_builder.h"
@@ -66,24 +68,37 @@ JobInputs job_inputs(const std::string& command, const json& arguments, const Fe
   return in;
 }
 
-// Runs the optimizer as the settings say, reporting progress to the job.
+// Runs the optimizer as the settings say, reporting progress to the job. A
+// worker allocation's news goes to the client's log, once each; while the
+// workers wait on it, the job's progress says so instead of the step.
 optimize::OptimizeResult run_optimizer(const JobInputs& in, const std::filesystem::path& exe, bool measure_only,
-                                       JobContext& job) {
-  optimize::OptimizerSetup setup = optimize::make_optimizer_setup(in.args, json::object(), exe, "hiera lsp", ".hiera/runs");
+                                       Client& client, JobContext& job) {
+  engine::eval::AllocationNotices notices;
+  auto logged = notices.subscribe([&client](const engine::eval::AllocationNotice& n) {
+    client.log(lsp::MessageType::Info, "hiera: " + n.line);
+  });
+  optimize::OptimizerSetupArgs args = in.args;
+  args.allocation_notices = notices;
+  optimize::OptimizerSetup setup = optimize::make_optimizer_setup(args, json::object(), exe, "hiera lsp", ".hiera/runs");
   optimize::OptimizeOptions options = setup.options;
   options.configuration = in.settings.is_object() ? in.settings : json::object();
   options.target = in.symbol.target;
   options.measure_only = measure_only;
+  // Before the pool: its workers start waiting for their allocation at once.
+  optimize::AllocationProgress progress(notices, [&](const optimize::OptimizeProgress& p) {
+    const bool counting = !measure_only && !p.step.empty() && p.budget > 0;
+    const std::optional<int> percentage =
+        measure_only ? std::nullopt : std::optional<int>(counting ? std::min(100, 100 * p.tried / p.budget) : 0);
+    if (!p.waiting.empty()) {
+      job.report("waiting: " + p.waiting, percentage);
+    } else {
+      job.report(measure_only ? p.message : progress_text(p), percentage);
+    }
+  });
   engine::eval::WorkerPool pool(setup.pool);
   optimize::Optimizer optimizer(pool, *setup.knowledge, setup.proposers);
-  auto result = optimizer.run(options, [&](const optimize::OptimizeProgress& p) {
-    if (measure_only) {
-      job.report(p.message, std::nullopt);
-    } else {
-      const bool counting = !p.step.empty() && p.budget > 0;
-      job.report(progress_text(p), counting ? std::min(100, 100 * p.tried / p.budget) : 0);
-    }
-  }, job.cancellation());
+  auto result = optimizer.run(options, progress.callback(), job.cancellation());
+  progress.stop();
   pool.shutdown();
   return result;
 }
@@ -105,8 +120,8 @@ std::optional<std::string> dead_llm(const optimize::OptimizeResult& result) {
 }
 
 JobResult optimize_job(const JobInputs& in, const std::filesystem::path& exe,
-                       const std::shared_ptr<MeasurementStore>& store, JobContext& job) {
-  const auto result = run_optimizer(in, exe, false, job);
+                       const std::shared_ptr<MeasurementStore>& store, Client& client, JobContext& job) {
+  const auto result = run_optimizer(in, exe, false, client, job);
   const std::string& symbol = in.symbol.symbol;
   const std::string uri = in.symbol.document->uri();
   JobResult out;
@@ -143,8 +158,8 @@ JobResult optimize_job(const JobInputs& in, const std::filesystem::path& exe,
 }
 
 JobResult profile_job(const JobInputs& in, const std::filesystem::path& exe, const std::shared_ptr<MeasurementStore>& store,
-                      JobContext& job) {
-  const auto result = run_optimizer(in, exe, true, job);
+                      Client& client, JobContext& job) {
+  const auto result = run_optimizer(in, exe, true, client, job);
   JobResult out;
   out.report_path = report_of(result);
   if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}};
@@ -221,8 +236,8 @@ json SymbolJobs::execute_command(const std::string& command, const json& argumen
     if (refresh) client->request("workspace/codeLens/refresh", nullptr, [](const ClientRequests::Outcome&) {});
   };
   const std::string id =
-      context.jobs.start(title, [in, exe = exe_, store = measurements_, optimizing, refresh_lenses](JobContext& job) {
-        JobResult result = optimizing ? optimize_job(*in, exe, store, job) : profile_job(*in, exe, store, job);
+      context.jobs.start(title, [in, exe = exe_, store = measurements_, optimizing, client, refresh_lenses](JobContext& job) {
+        JobResult result = optimizing ? optimize_job(*in, exe, store, *client, job) : profile_job(*in, exe, store, *client, job);
         if (result.on_applied) {
           result.on_applied = [applied = std::move(result.on_applied), refresh_lenses] {
             applied();

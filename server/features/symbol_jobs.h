@@ -13,7 +13,10 @@
 //   worker), answered as {"markdown", "path", "problems"}, written to
 //   <runs dir>/specs/<file>.<symbol>.md and shown (window/showDocument where
 //   the client has it, else window/showMessage with the path).
-// Jobs read the settings (optimizer_settings.h) when they start.
+// Jobs read the settings (optimizer_settings.h) when they start. A worker
+// allocation's news (a Slurm job submitted, pending, running, cancelled) is a
+// window/logMessage (Info) each; while workers wait on a pending one, the
+// job's $/progress reports "waiting: <the line>" instead of the step.
 #include <filesystem>
 #include <memory>
 

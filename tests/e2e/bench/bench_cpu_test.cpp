@@ -125,7 +125,8 @@ TEST_F(BenchCpu, RunsTheSuiteWritesEveryOutputAndResumesOnTheSecondRun) {
   // summary.json: exactly its keys, and values that agree with the problems.
   const json summary = json::parse(read(out() / "summary.json"));
   EXPECT_EQ(keys(summary), (std::vector<std::string>{"commit", "date", "fast_p", "fast_p_compile", "geomean_compile",
-                                                     "geomean_eager", "gpu", "groups", "problems"}));
+                                                     "geomean_eager", "gpu", "groups", "problems", "wall_s", "workers"}));
+  EXPECT_GT(summary["wall_s"].get<double>(), 0.0);
   EXPECT_EQ(summary["commit"].get<std::string>(), head_commit());
   EXPECT_TRUE(std::regex_match(summary["date"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
       << summary["date"];

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -53,12 +54,15 @@ class OptimizeCpu : public ::testing::Test {
     std::ofstream(path) << config.dump(1);
     return path;
   }
-  hiera::testing::ProcessResult optimize(const fs::path& config, int budget) {
-    return run_process({HIERA_BIN, "optimize", (kFixtures / "row_loop_mlp.py").string(), "--budget", std::to_string(budget),
-                        // The LLM path alone: the built-in proposer's candidates would interleave with the scripted replies.
-                        "--no-knowledge", "--config", config.string(), "--runs-dir", (dir_ / "runs").string(), "--json",
-                        (dir_ / "result.json").string(), "--report", (dir_ / "report.md").string()},
-                       "", std::chrono::minutes(4));
+  hiera::testing::ProcessResult optimize(const fs::path& config, int budget, const std::vector<std::string>& extra = {},
+                                         const std::string& result = "result.json") {
+    std::vector<std::string> argv = {HIERA_BIN, "optimize", (kFixtures / "row_loop_mlp.py").string(), "--budget",
+                                     std::to_string(budget),
+                                     // The LLM path alone: the built-in proposer's candidates would interleave with the scripted replies.
+                                     "--no-knowledge", "--config", config.string(), "--runs-dir", (dir_ / "runs").string(),
+                                     "--json", (dir_ / result).string(), "--report", (dir_ / "report.md").string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, "", std::chrono::minutes(4));
   }
   fs::path dir_;
 };
@@ -141,6 +145,32 @@ TEST_F(OptimizeCpu, TheSameCodeTwiceIsEvaluatedOnce) {
   EXPECT_EQ(result["attempts"][1]["failures"][0], "proposer: the same code as c1, already evaluated");
   EXPECT_EQ(result["figures"]["compiled"], 1);
   EXPECT_EQ(result["best"]["id"], "c1");
+}
+
+// With the candidates per round fixed, two workers make the same proposals as one: each reply is asked for
+// after the earlier verdicts, whatever the pool's size (issue 8: results must not depend on where they ran).
+TEST_F(OptimizeCpu, FixedCandidatesPerRoundMakeTheSameRunOnOneWorkerAndOnTwo) {
+  json attempts[2];
+  for (int workers = 1; workers <= 2; ++workers) {
+    HttpTestServer llm;
+    llm.enqueue_json(200, reply_with("wrong.py", "Batched, one call:"));
+    llm.enqueue_json(200, reply_with("correct.py", "One batched linear layer:"));
+    const std::string result = "result-" + std::to_string(workers) + ".json";
+    const auto run = optimize(write_config(llm.base_url()), 2,
+                              {"--workers", std::to_string(workers), "--candidates-per-round", "1"}, result);
+    ASSERT_FALSE(run.timed_out) << run.err;
+    ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+    // The second request carries c1's failure: it was made after c1's verdict, not beside it.
+    const auto requests = llm.requests();
+    ASSERT_EQ(requests.size(), 2u);
+    EXPECT_NE(requests[1].body.find("values: "), std::string::npos) << workers << " worker(s)";
+    const json parsed = json::parse(read_text(dir_ / result));
+    for (const auto& a : parsed["attempts"]) attempts[workers - 1].push_back({a["id"], a["verdict"], a["proposer"], a["correct"]});
+  }
+  ASSERT_EQ(attempts[0].size(), 2u);
+  EXPECT_EQ(attempts[0][0][1], "failed");
+  EXPECT_EQ(attempts[0][1][1], "passed");
+  EXPECT_EQ(attempts[0], attempts[1]);
 }
 
 TEST_F(OptimizeCpu, ADeadEndpointRejectsEveryCandidateWithItsReasonAndFindsNoImprovement) {

@@ -207,6 +207,15 @@ class Slurm : public ::testing::Test {
     while (!out.empty() && out.back() == '\n') out.pop_back();
     return out;
   }
+  // A job that takes the node's CPUs (slurm.sh gives it 2) until cancelled,
+  // once it runs: "" when it did not start.
+  static std::string occupy_node() {
+    const auto run = run_to_completion({"sbatch", "--parsable", "--job-name=hiera-blocker", "--output=/dev/null",
+                                        "--cpus-per-task=2", "--wrap", "exec sleep 300"}, "", 20s);
+    std::string job = run.out.substr(0, run.out.find_first_of(";\n"));
+    for (int i = 0; i < 100 && job_state(job) != "RUNNING"; ++i) std::this_thread::sleep_for(100ms);
+    return job_state(job) == "RUNNING" ? job : "";
+  }
   SlurmTools tools_;
 };
 
@@ -215,9 +224,9 @@ TEST_F(Slurm, AStepCancelledMidJobHasItsJobFinishedOnAnotherStepAndTheAllocation
   const SlurmWorkerSpec spec = parse_slurm_worker("slurm,workers=2");
   std::vector<std::string> notices;
   std::mutex mutex;
-  auto allocation = SlurmAllocation::request(spec, [&](const std::string& line) {
+  auto allocation = SlurmAllocation::request(spec, [&](const AllocationNotice& notice) {
     std::lock_guard lock(mutex);
-    notices.push_back(line);
+    notices.push_back(notice.line);
   }, tools_);
   const std::string job = allocation->job_id();
   WorkerPoolOptions options;
@@ -271,16 +280,20 @@ TEST_F(Slurm, AStepCancelledMidJobHasItsJobFinishedOnAnotherStepAndTheAllocation
 
 TEST_F(Slurm, APendingAllocationHoldsJobsUntilItRuns) {
   hiera::testing::TempDirectory dir("hiera-scaleout-");
-  // Held at submission: pending until released, as a busy cluster would keep it.
+  // Held while it pends (the node is busy, so it cannot start before the
+  // hold), then pending until released, as a busy cluster would keep it.
+  const std::string blocker = occupy_node();
+  ASSERT_FALSE(blocker.empty()) << "the blocking job did not start";
   const SlurmWorkerSpec spec = parse_slurm_worker("slurm,workers=1");
   std::vector<std::string> notices;
   std::mutex mutex;
-  auto allocation = SlurmAllocation::request(spec, [&](const std::string& line) {
+  auto allocation = SlurmAllocation::request(spec, [&](const AllocationNotice& notice) {
     std::lock_guard lock(mutex);
-    notices.push_back(line);
+    notices.push_back(notice.line);
   }, tools_);
   const std::string job = allocation->job_id();
   ASSERT_EQ(run_to_completion({"scontrol", "hold", job}, "", 20s).status.code, 0);
+  ASSERT_EQ(run_to_completion({"scancel", blocker}, "", 20s).status.code, 0);
   WorkerPoolOptions options;
   options.commands.push_back(allocation->step_command(0, {fake_hiera(dir.path()).string(), "worker"}));
   options.allocations.push_back(allocation);

@@ -4,8 +4,10 @@
 # SLURM_CONF points the client commands at it; the system's Slurm and munge
 # setups are neither read nor changed), then runs the Slurm part of the
 # scale-out tests in it: workers as job steps, a step cancelled mid-job.
-# Then `hiera optimize --worker slurm,workers=2` on a CPU sample: the CLI's
-# path from spec to allocation to a finished run, and the job cancelled after.
+# Then `hiera optimize --worker slurm,workers=2` on a CPU sample while another
+# job holds the node: the CLI's path from spec to allocation (pending, shown
+# in its progress line, not as a stray line) to a finished run, and the job
+# cancelled after.
 # Needs root (slurmd runs job steps as their users) and Debian's slurm-wlm
 # and munge. Usage: slurm.sh path/to/hiera_scaleout_e2e_tests path/to/hiera.
 # Exit 77: skipped.
@@ -26,6 +28,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/hiera-slurm-XXXXXX")
 chmod 700 "$dir"
 cleanup() {
   [ -n "${SLURM_CONF:-}" ] && scancel --quiet --user="$(id -un)" --name=hiera-workers 2>/dev/null
+  [ -n "${SLURM_CONF:-}" ] && scancel --quiet --user="$(id -un)" --name=hiera-blocker 2>/dev/null
   for pidfile in slurmd.pid slurmctld.pid munged.pid; do
     [ -s "$dir/$pidfile" ] && kill "$(cat "$dir/$pidfile")" 2>/dev/null
   done
@@ -88,21 +91,45 @@ done
 HIERA_SCALEOUT_SLURM=1 "$tests" --gtest_filter='Slurm.*'
 status=$?
 if [ $status -ne 0 ]; then
-  # Failed once in about nine runs on a loaded two-core machine, cause not yet known: say so loudly, show
-  # the daemons' logs, and run the Slurm tests once more; a second failure fails the test.
+  # Failed once in about nine runs on a loaded two-core machine: the held job could start before
+  # `scontrol hold` (now it pends behind a blocking job first). Any failure still gets one loud retry,
+  # with the daemons' logs; a second failure fails the test.
   echo "RETRYING the Slurm tests after a failure (exit $status); slurmctld.log and slurmd.log tails:" >&2
-  tail -20 "$dir/slurmctld.log" "$dir/slurmd.log" >&2
+  tail -n 20 "$dir/slurmctld.log" "$dir/slurmd.log" >&2
   scancel --quiet --user="$(id -un)" --name=hiera-workers 2>/dev/null
+  scancel --quiet --user="$(id -un)" --name=hiera-blocker 2>/dev/null
   HIERA_SCALEOUT_SLURM=1 "$tests" --gtest_filter='Slurm.*'
   status=$?
 fi
 
 if [ $status -eq 0 ] && [ -x "$(dirname "$hiera")/hiera-worker" ]; then
   sample=$(dirname "$0")/../../fixtures/optimize/row_loop_mlp.py
+  # Both CPUs taken, so hiera's job pends; the blocker goes once hiera shows the wait.
+  blocker=$(sbatch --parsable --job-name=hiera-blocker --output=/dev/null --cpus-per-task=2 --wrap 'exec sleep 300')
+  for _ in $(seq 100); do
+    [ "$(squeue --noheader --jobs="$blocker" --format=%T 2>/dev/null)" = "RUNNING" ] && break
+    sleep 0.2
+  done
+  (
+    for _ in $(seq 300); do
+      grep -q "waiting: Slurm job" "$dir/optimize.err" 2>/dev/null && break
+      sleep 0.2
+    done
+    scancel "$blocker"
+  ) &
+  watcher=$!
+  # No --quiet: the progress goes to the (non-TTY) stderr, one line per change.
   "$hiera" optimize "$sample" --budget 2 --llm none --worker slurm,workers=2 --runs-dir "$dir/runs" \
-    --json "$dir/result.json" --quiet >"$dir/optimize.out" 2>"$dir/optimize.err"
+    --json "$dir/result.json" >"$dir/optimize.out" 2>"$dir/optimize.err"
   code=$?
+  wait "$watcher"
   cat "$dir/optimize.err" >&2
+  job=$(sed -n 's/^hiera optimize: submitted Slurm job \([0-9]*\) .*/\1/p' "$dir/optimize.err")
+  grep -q "waiting: Slurm job $job is pending" "$dir/optimize.err" ||
+    { echo "FAILED: the progress did not show the pending allocation" >&2; status=1; }
+  if grep -q "^hiera optimize: Slurm job $job is \(pending\|running\)" "$dir/optimize.err"; then
+    echo "FAILED: the pending allocation was a stray line beside the progress" >&2; status=1
+  fi
   # 0 improved, 3 no improvement: either way the run completed on the Slurm workers.
   if [ $code -ne 0 ] && [ $code -ne 3 ]; then echo "FAILED: hiera optimize exited $code" >&2; status=1; fi
   grep -q "hiera optimize: submitted Slurm job" "$dir/optimize.err" || { echo "FAILED: no submission notice" >&2; status=1; }
@@ -110,7 +137,7 @@ if [ $status -eq 0 ] && [ -x "$(dirname "$hiera")/hiera-worker" ]; then
     { echo "FAILED: the allocation was not released" >&2; status=1; }
   left=$(squeue --noheader --name=hiera-workers --states=PENDING,RUNNING 2>&1)
   [ -z "$left" ] || { echo "FAILED: allocations left behind: $left" >&2; status=1; }
-  [ $status -eq 0 ] && echo "hiera optimize --worker slurm,workers=2: completed (exit $code), allocation released" >&2
+  [ $status -eq 0 ] && echo "hiera optimize --worker slurm,workers=2: waited for job $job (shown in progress), completed (exit $code), allocation released" >&2
 fi
 [ $status -eq 0 ] || { echo "--- slurmctld.log" >&2; tail -20 "$dir/slurmctld.log" >&2; echo "--- slurmd.log" >&2; tail -20 "$dir/slurmd.log" >&2; }
 exit $status

@@ -44,10 +44,14 @@ TEST(BenchFingerprint, NamesEverythingThatShapesAResult) {
   options.configuration = {{"target_speedup", 1.2}};
   const json f = bench_fingerprint(options, {"eager", "compile"}, {"llm:local"});
   EXPECT_EQ(f, (json{{"hiera", "0.1.0"}, {"baselines", {"eager", "compile"}}, {"budget", 8}, {"time_limit_s", nullptr},
-                     {"proposers", {"llm:local"}}, {"target_gpu", "h100"}, {"spec", {{"target_speedup", 1.2}}},
+                     {"candidates_per_round", nullptr}, {"proposers", {"llm:local"}}, {"target_gpu", "h100"}, {"spec", {{"target_speedup", 1.2}}},
                      {"trials", 5}, {"timing_trials", 50}, {"seed", 1234}}));
   options.time_limit_s = 60;
   EXPECT_NE(bench_fingerprint(options, {"eager", "compile"}, {"llm:local"}), f);
+  const json with_time = bench_fingerprint(options, {"eager", "compile"}, {"llm:local"});
+  options.candidates_per_round = 2;
+  EXPECT_EQ(bench_fingerprint(options, {"eager", "compile"}, {"llm:local"})["candidates_per_round"], 2);
+  EXPECT_NE(bench_fingerprint(options, {"eager", "compile"}, {"llm:local"}), with_time);
   EXPECT_NE(bench_fingerprint(options, {"eager"}, {"llm:local"}), bench_fingerprint(options, {"eager", "compile"}, {"llm:local"}));
 }
 

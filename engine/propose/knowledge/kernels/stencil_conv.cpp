@@ -87,38 +87,58 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
         taps.push_back({static_cast<int>(kz - pz), static_cast<int>(ky - py), static_cast<int>(kx - px)});
   if (taps.size() > 343) throw Unsupported(node.name + ": " + std::to_string(taps.size()) + " taps are too many registers");
 
-  StencilKernel kernel;
-  kernel.name = "stencil_" + node.name;
-  kernel.variant = variant;
-  kernel.in_dtype = input->meta->dtype;
-  kernel.out_dtype = node.meta->dtype;
-  kernel.geometry = stencil_geometry(dims, taps);
-  if (variant == StencilVariant::Direct) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
   const KernelDtype& w_type = *kernel_dtype(weight->meta->dtype);
   const KernelDtype& b_type = *kernel_dtype(bias ? bias->meta->dtype : weight->meta->dtype);
-  kernel.extra_dtypes = {weight->meta->dtype};
-  if (bias) kernel.extra_dtypes.push_back(bias->meta->dtype);
-  kernel.extra_params = ", const " + w_type.cuda_type + "* __restrict__ weight, const " + b_type.cuda_type +
-                        "* __restrict__ bias, int channels";
-  const std::string k = std::to_string(taps.size());
-  // The channel's coefficients into registers once (fully unrolled: constant indices keep them there).
-  kernel.setup = "const int channel = (int)(batch % channels);\n"
-                 "  float wgt[" + k + "];\n"
-                 "#pragma unroll\n"
-                 "  for (int k = 0; k < " + k + "; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * " + k + " + k]);\n"
-                 "  const float bias_value = bias != nullptr ? static_cast<float>(bias[channel]) : 0.0f;";
-  // A zero coefficient (20 of the 27 of a 7-point Laplacian written as a 3x3x3 conv) skips its
-  // shared-memory read: the test is uniform across the block, so it costs no divergence.
-  kernel.update_body.push_back("float acc = 0.0f;");
-  for (std::size_t t = 0; t < taps.size(); ++t) {
-    const std::string w = "wgt[" + std::to_string(t) + "]";
-    kernel.update_body.push_back("if (" + w + " != 0.0f) acc += " + w + " * " + tap_accessor(kernel.geometry, taps[t]) + ";");
-  }
-  kernel.update_result = "acc + bias_value";
+  auto make_kernel = [&](StencilVariant kind, const std::string& name) {
+    StencilKernel kernel;
+    kernel.name = name;
+    kernel.variant = kind;
+    kernel.in_dtype = input->meta->dtype;
+    kernel.out_dtype = node.meta->dtype;
+    kernel.geometry = stencil_geometry(dims, taps);
+    if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
+    if (dims == 3) {
+      for (std::size_t d = 0; d < 3; ++d)
+        kernel.in_size[d] = in_shape[in_shape.size() - 3 + d], kernel.out_size[d] = out_shape[out_shape.size() - 3 + d];
+    }
+    kernel.extra_dtypes = {weight->meta->dtype};
+    if (bias) kernel.extra_dtypes.push_back(bias->meta->dtype);
+    kernel.extra_params = ", const " + w_type.cuda_type + "* __restrict__ weight, const " + b_type.cuda_type +
+                          "* __restrict__ bias, int channels";
+    const std::string k = std::to_string(taps.size());
+    // The channel's coefficients into registers once (fully unrolled: constant indices keep them there).
+    kernel.setup = "const int channel = (int)(batch % channels);\n"
+                   "  float wgt[" + k + "];\n"
+                   "#pragma unroll\n"
+                   "  for (int k = 0; k < " + k + "; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * " + k + " + k]);\n"
+                   "  const float bias_value = bias != nullptr ? static_cast<float>(bias[channel]) : 0.0f;";
+    // A zero coefficient (20 of the 27 of a 7-point Laplacian written as a 3x3x3 conv) skips its
+    // read: the test is uniform across the block, so it costs no divergence.
+    kernel.update_body.push_back("float acc = 0.0f;");
+    for (std::size_t t = 0; t < taps.size(); ++t) {
+      const std::string w = "wgt[" + std::to_string(t) + "]";
+      const std::string tap = kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, taps[t])
+                                                                 : tap_accessor(kernel.geometry, taps[t]);
+      kernel.update_body.push_back("if (" + w + " != 0.0f) acc += " + w + " * " + tap + ";");
+    }
+    kernel.update_result = "acc + bias_value";
+    if (kind == StencilVariant::DirectVec4) {
+      // A row whose coefficients are all zero (the corners of a Laplacian in 27) is not read.
+      for (const auto& row : kernel.geometry.rows) {
+        std::string guard;
+        for (std::size_t t = 0; t < taps.size(); ++t)
+          if (taps[t].oz == row.oz && taps[t].oy == row.oy) guard += (guard.empty() ? "" : " || ") + ("wgt[" + std::to_string(t) + "] != 0.0f");
+        kernel.row_guards.push_back(guard);
+      }
+    }
+    return kernel;
+  };
+  const StencilKernel kernel = make_kernel(variant, "stencil_" + node.name);
+  const bool vec4 = variant == StencilVariant::Direct && stencil_vec4_applies(dims, input->meta->dtype, node.meta->dtype, in_shape.back());
 
   Replacement replacement;
   const bool direct = variant == StencilVariant::Direct;
-  replacement.recipe = dims == 3 ? (direct ? "s3_stencil3d_direct_l1" : "s3_stencil3d_27pt")
+  replacement.recipe = dims == 3 ? (vec4 ? "s3_stencil3d_vec4_direct" : direct ? "s3_stencil3d_direct_l1" : "s3_stencil3d_27pt")
                                  : (direct ? "s3_stencil2d_direct_l1" : "s3_stencil2d_shared_tile");
   replacement.space = knowledge::Space::S3;
   replacement.produces = node.name;
@@ -126,7 +146,11 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   replacement.description = node.kind + " with " + (channels == 1 ? "one channel" : "one channel per group") + " and " +
                             std::to_string(taps.size()) + " fixed coefficients as a " + std::to_string(dims) +
                             "D stencil kernel (coefficients read on the device" +
-                            (direct ? ", neighbours read through the caches)" : ")");
+                            (vec4     ? ", four outputs per thread from 16-byte loads, neighbours through the caches)"
+                             : direct ? ", neighbours read through the caches)"
+                                      : ")");
+  const StencilKernel vec4_kernel = vec4 ? make_kernel(StencilVariant::DirectVec4, kernel.name + "_vec4") : StencilKernel{};
+  if (vec4) replacement.kernels.push_back(stencil_source(*options.knowledge, vec4_kernel));
   replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
 
   const std::string prefix = "_" + node.name + "_";
@@ -152,7 +176,8 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
                                 : 0;
   const std::string extra = ", " + weight->name + ".contiguous(), " + (bias ? bias->name + ".contiguous()" : "None") +
                             ", " + prefix + "x.shape[1]";
-  s.push_back(stencil_launch(kernel, prefix + "x", node.name, prefix + "shape", extra, z_chunk));
+  s.push_back(vec4 ? stencil_launch_vec4_or_direct(vec4_kernel, kernel, prefix + "x", node.name, prefix + "shape", extra, z_chunk)
+                   : stencil_launch(kernel, prefix + "x", node.name, prefix + "shape", extra, z_chunk));
   return replacement;
 }
 

@@ -137,28 +137,39 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
     tap.ox = static_cast<int>(s.start[rank - 1]);
     taps.push_back(tap);
   }
-  StencilKernel kernel;
-  kernel.name = "stencil_" + group.root;
-  kernel.variant = variant;
-  kernel.in_dtype = base.meta->dtype;
-  kernel.out_dtype = root.meta->dtype;
-  kernel.geometry = stencil_geometry(dims, taps);
-  if (variant == StencilVariant::Direct) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
-
   // The group's arithmetic with each slice read through its tap: the coefficients stay literals.
-  ProgramOptions program_options;
-  program_options.shape = root.meta->shape;
-  program_options.shape_python = "_" + group.root + "_shape";
-  ElementwiseProgram program(graph, group.members, program_options);
-  for (std::size_t k = 0; k < slices.size(); ++k) program.bind(slices[k].node->name, tap_accessor(kernel.geometry, taps[k]));
-  kernel.update_result = program.value(group.root);
-  if (!program.leaves().empty()) throw Unsupported(group.root + ": the stencil also reads " + program.leaves()[0].python);
-  kernel.update_body = program.body();
-  kernel.helpers = program.helpers();
+  auto make_kernel = [&](StencilVariant kind, const std::string& name) {
+    StencilKernel kernel;
+    kernel.name = name;
+    kernel.variant = kind;
+    kernel.in_dtype = base.meta->dtype;
+    kernel.out_dtype = root.meta->dtype;
+    kernel.geometry = stencil_geometry(dims, taps);
+    if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
+    if (dims == 3) {
+      for (std::size_t d = 0; d < 3; ++d)
+        kernel.in_size[d] = shape[shape.size() - 3 + d], kernel.out_size[d] = root.meta->shape[root.meta->shape.size() - 3 + d];
+    }
+    ProgramOptions program_options;
+    program_options.shape = root.meta->shape;
+    program_options.shape_python = "_" + group.root + "_shape";
+    ElementwiseProgram program(graph, group.members, program_options);
+    for (std::size_t k = 0; k < slices.size(); ++k)
+      program.bind(slices[k].node->name, kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, taps[k])
+                                                                             : tap_accessor(kernel.geometry, taps[k]));
+    kernel.update_result = program.value(group.root);
+    if (!program.leaves().empty()) throw Unsupported(group.root + ": the stencil also reads " + program.leaves()[0].python);
+    kernel.update_body = program.body();
+    kernel.helpers = program.helpers();
+    return kernel;
+  };
+  const StencilKernel kernel = make_kernel(variant, "stencil_" + group.root);
+  const bool vec4 = variant == StencilVariant::Direct && stencil_vec4_applies(dims, base.meta->dtype, root.meta->dtype, shape.back());
 
   Replacement replacement;
   const bool direct = variant == StencilVariant::Direct;
   replacement.recipe = dims == 2     ? (direct ? "s3_stencil2d_direct_l1" : "s3_stencil2d_shared_tile")
+                       : vec4              ? "s3_stencil3d_vec4_direct"
                        : direct            ? "s3_stencil3d_direct_l1"
                        : taps.size() <= 7  ? "s3_stencil3d_7pt_register_z"
                                            : "s3_stencil3d_27pt";
@@ -168,7 +179,11 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   for (const auto& s : slices) replacement.covered.insert(s.node->name);
   replacement.description = std::to_string(taps.size()) + "-point " + std::to_string(dims) + "D stencil over " +
                             base.name + " (shifted slices) as one kernel with its coefficients compiled in" +
-                            (direct ? ", neighbours read through the caches" : "");
+                            (vec4     ? ", four outputs per thread from 16-byte loads, neighbours through the caches"
+                             : direct ? ", neighbours read through the caches"
+                                      : "");
+  const StencilKernel vec4_kernel = vec4 ? make_kernel(StencilVariant::DirectVec4, kernel.name + "_vec4") : StencilKernel{};
+  if (vec4) replacement.kernels.push_back(stencil_source(*options.knowledge, vec4_kernel));
   replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
 
   const std::string prefix = "_" + group.root + "_";
@@ -189,7 +204,8 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   // The output's shape is the slices' own (a view costs nothing).
   s.push_back(prefix + "shape = " + slices[0].node->code + ".shape");
   s.push_back(group.root + " = torch.empty(" + prefix + "shape, dtype=" + out_dtype + ", device=" + prefix + "x.device)");
-  s.push_back(stencil_launch(kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk));
+  s.push_back(vec4 ? stencil_launch_vec4_or_direct(vec4_kernel, kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk)
+                   : stencil_launch(kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk));
   return replacement;
 }
 

@@ -37,7 +37,8 @@ inline eval::Evaluation passed(eval::Timing t) {
 }
 
 // An optimizer result on `gpu`: improved (with a delivered ModelNew applying
-// `recipes`) or not; the plan's regions bound 0.25 + 0.25 ms.
+// `recipes`) or not; the plan's regions bound 0.25 + 0.25 ms; attempts c1
+// (rejected), c2 (passed when improved, else failed) and c3 (passed).
 inline optimize::OptimizeResult optimized(bool improved, const std::string& gpu = "NVIDIA H200",
                                           std::vector<std::string> recipes = {}) {
   optimize::OptimizeResult r;
@@ -55,6 +56,20 @@ inline optimize::OptimizeResult optimized(bool improved, const std::string& gpu 
   r.figures.correct = 4;
   r.figures.faster = improved ? 1 : 0;
   r.run_dir = "/out/runs/relu";
+  // Three attempts in proposal order: a rejected reply, a failed and a passed candidate.
+  const auto attempt = [&](const std::string& id, knowledge::Space space, std::vector<std::string> attempt_recipes,
+                           const std::string& source, const std::string& verdict) {
+    optimize::AttemptRecord a;
+    a.attempt.candidate.id = id;
+    a.attempt.candidate.space = space;
+    a.attempt.candidate.recipes = std::move(attempt_recipes);
+    a.attempt.candidate.source = source;
+    a.verdict = verdict;
+    r.attempts.push_back(a);
+  };
+  attempt("c1", knowledge::Space::S3, {}, "", "rejected");
+  attempt("c2", knowledge::Space::S1, {"s1_fused_op"}, "class ModelNew: pass  # candidate", improved ? "passed" : "failed");
+  attempt("c3", knowledge::Space::S3, {"s3_elementwise_fusion", "s3_vectorize"}, "class ModelNew: pass  # other", "passed");
   if (improved) {
     optimize::BestResult best;
     best.candidate.id = "c2";

@@ -43,11 +43,24 @@ TEST(BenchReport, HeaderFastPAndGeomeans) {
   const std::string md = bench_report_markdown(results(), kInfo, "samples");
   EXPECT_EQ(md.rfind("# hiera bench: samples\n\n- GPU: NVIDIA H200\n- Date: 2026-11-30T00:00:00Z\n- Commit: `abc123`\n"
                      "- Command: `hiera bench samples --baseline eager,compile`\n"
-                     "- Problems: 3, 2 correct; baselines: eager, compile\n", 0), 0u) << md;
+                     "- Problems: 3, 2 correct; baselines: eager, compile\n"
+                     "- Wall time: not recorded; workers: not recorded\n\n", 0), 0u) << md;
   EXPECT_TRUE(has(md, "## fast_p\n\n| p | correct and faster than p, over eager | over torch.compile |\n|---|---|---|\n"
                       "| 0 | 66.7% | 66.7% |\n| 1 | 33.3% | 33.3% |\n| 1.5 | 33.3% | 0.0% |\n| 2 | 33.3% | 0.0% |\n")) << md;
   // eager: 1 * 2.5 * 1 -> 1.36; compile: 0.8 * 1.25 * 1 -> 1.00.
   EXPECT_TRUE(has(md, "Geometric mean speed-up: **1.36x** over eager, **1.00x** over torch.compile.\n")) << md;
+}
+
+TEST(BenchReport, WallTimeAndWorkersFromTheProblemsRecords) {
+  std::vector<ProblemResult> timed = results();
+  timed[0].started_at = "2026-11-30T05:00:00.000Z";
+  timed[0].finished_at = "2026-11-30T05:01:00.000Z";
+  timed[1].started_at = "2026-11-30T05:00:30.000Z";
+  timed[1].finished_at = "2026-11-30T05:01:15.400Z";
+  timed[0].workers = timed[1].workers = 2;
+  const std::string md = bench_report_markdown(timed, kInfo, "samples");
+  EXPECT_TRUE(has(md, "- Problems: 3, 2 correct; baselines: eager, compile\n- Wall time: 75.4 s (while problems ran); workers: 2\n\n"))
+      << md;
 }
 
 TEST(BenchReport, EveryProblemInItsGroupsTableWithLinksAndErrors) {

@@ -14,6 +14,7 @@
 
 #include "bench_fixtures.h"
 #include "engine/bench/problem_discovery.h"
+#include "engine/bench/wall_time.h"
 #include "temp_directory.h"
 
 namespace hiera::engine::bench {
@@ -151,6 +152,20 @@ TEST_F(BenchRunnerTest, RunsEachProblemOnceMeasuresItSideBySideAndWritesItsResul
   EXPECT_EQ(stored["commit"], "abc123");
   EXPECT_EQ(stored["options"], (json{{"budget", 4}}));
   EXPECT_EQ(stored["source_sha256"].get<std::string>().size(), 64u);
+  // When it ran, with how many workers, and what each candidate was found to be.
+  ASSERT_TRUE(relu.started_at && relu.finished_at);
+  const auto started = parse_iso8601_utc(*relu.started_at);
+  const auto finished = parse_iso8601_utc(*relu.finished_at);
+  ASSERT_TRUE(started && finished) << *relu.started_at << " " << *relu.finished_at;
+  EXPECT_LE(*started, *finished);
+  EXPECT_EQ(iso8601_utc_ms(*started), *relu.started_at);  // milliseconds, UTC
+  EXPECT_EQ(relu.workers, 1);
+  ASSERT_TRUE(relu.candidate_verdicts);
+  EXPECT_EQ(relu.candidate_verdicts->size(), 3u);
+  EXPECT_EQ(stored["workers"], 1);
+  EXPECT_EQ(stored["candidate_verdicts"][1]["verdict"], "passed");
+  EXPECT_TRUE(broken.started_at && broken.finished_at);  // a problem that did not load ran too, briefly
+  EXPECT_EQ(broken.candidate_verdicts, std::vector<CandidateVerdict>{});  // recorded: none was proposed
   EXPECT_TRUE(fs::exists(out_.path() / "problems" / "top.json"));
   EXPECT_TRUE(fs::exists(out_.path() / "problems" / "broken" / "no_inputs.json"));
 
@@ -200,6 +215,7 @@ TEST_F(BenchRunnerTest, ProblemsRunConcurrentlyUpToTheLimit) {
   EXPECT_EQ(both.ran, 4);
   EXPECT_EQ(fake.max_in_flight_.load(), 2);
   EXPECT_EQ(ids(both), (std::vector<std::string>{"top", "broken/no_inputs", "fusion/relu", "fusion/scale"}));  // suite order kept
+  for (const auto& r : both.results) EXPECT_EQ(r.workers, 2) << r.id();
 
   FakeServices one_at_a_time;
   one_at_a_time.delay_ms = 20;

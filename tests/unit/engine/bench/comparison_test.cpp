@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "bench_fixtures.h"
+#include "engine/common/sha256.h"
 
 namespace hiera::engine::bench {
 namespace {
@@ -156,6 +157,26 @@ TEST(ComparisonResult, AJobThatDidNotRunFallsBackOnTheOptimizersEvidence) {
   EXPECT_EQ(original.speedup_eager, 1.0);
   EXPECT_EQ(original.times.best, original.times.eager);
   EXPECT_EQ(*original.error, "the side-by-side measurement did not run (bad spec): times from the optimizer's own verification");
+}
+
+TEST(ComparisonResult, EveryCandidatesVerdictInProposalOrderWithItsCodeHash) {
+  const ProblemResult r =
+      make_problem_result(kProblem, optimized(true), passed(timing(2.0, 1.0)), "", knowledge_with_recipes(), false);
+  ASSERT_TRUE(r.candidate_verdicts);
+  EXPECT_EQ(*r.candidate_verdicts,
+            (std::vector<CandidateVerdict>{
+                {"c1", {}, "S3", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "rejected"},  // sha256("")
+                {"c2", {"s1_fused_op"}, "S1", sha256_hex("class ModelNew: pass  # candidate"), "passed"},
+                {"c3", {"s3_elementwise_fusion", "s3_vectorize"}, "S3", sha256_hex("class ModelNew: pass  # other"), "passed"}}));
+  EXPECT_EQ(make_problem_result(kProblem, optimized(false), passed(timing(2.0, 2.0)), "", knowledge_with_recipes(), false)
+                .candidate_verdicts->at(1)
+                .verdict,
+            "failed");
+  // An attempt the optimizer never judged (it stopped first) says so rather than passing for one.
+  optimize::OptimizeResult stopped = optimized(false);
+  stopped.attempts[2].verdict.clear();
+  EXPECT_EQ(candidate_verdicts(stopped)[2].verdict, "not_evaluated");
+  EXPECT_EQ(candidate_verdicts(optimize::OptimizeResult{}), std::vector<CandidateVerdict>{});
 }
 
 TEST(ComparisonResult, AnOptimizerErrorIsNotCorrectAndKeepsItsMessage) {

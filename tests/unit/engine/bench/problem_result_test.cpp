@@ -26,6 +26,11 @@ ProblemResult full_result() {
   r.candidates = {6, 4, 2};
   r.outcome = "improved";
   r.run_dir = "/out/runs/x";
+  r.started_at = "2026-11-30T05:28:10.123Z";
+  r.finished_at = "2026-11-30T05:29:00.004Z";
+  r.workers = 2;
+  r.candidate_verdicts = std::vector<CandidateVerdict>{{"c1", {}, "S3", std::string(64, 'a'), "rejected"},
+                                                       {"c2", {"s1_fused_op", "s3_x"}, "S1", std::string(64, 'b'), "passed"}};
   r.baseline_errors = {{"compile", "inductor failed"}};
   r.gpu = "NVIDIA H200";
   r.commit = "abc";
@@ -52,6 +57,13 @@ TEST(ProblemResultJson, WritesEveryFieldAndReadsItBackUnchanged) {
   EXPECT_EQ(j["outcome"], "improved");
   EXPECT_EQ(j["run_dir"], "/out/runs/x");
   EXPECT_TRUE(j["error"].is_null());
+  EXPECT_EQ(j["started_at"], "2026-11-30T05:28:10.123Z");
+  EXPECT_EQ(j["finished_at"], "2026-11-30T05:29:00.004Z");
+  EXPECT_EQ(j["workers"], 2);
+  EXPECT_EQ(j["candidate_verdicts"],
+            (json{{{"id", "c1"}, {"recipes", json::array()}, {"space", "S3"}, {"source_sha256", std::string(64, 'a')}, {"verdict", "rejected"}},
+                  {{"id", "c2"}, {"recipes", {"s1_fused_op", "s3_x"}}, {"space", "S1"}, {"source_sha256", std::string(64, 'b')},
+                   {"verdict", "passed"}}}));
   EXPECT_EQ(problem_result_from_json(j), r);
   EXPECT_EQ(problem_result_from_json(json::parse(j.dump())), r);  // through text, as on disk
 }
@@ -70,6 +82,40 @@ TEST(ProblemResultJson, AnErrorResultKeepsItsNullsAndItsError) {
   EXPECT_EQ(j["spaces"], json::array());
   EXPECT_EQ(j["error"].get<std::string>(), *r.error);
   EXPECT_EQ(problem_result_from_json(j), r);
+}
+
+// A record from before the run times and verdicts were kept: they read as empty.
+TEST(ProblemResultJson, AnOlderRecordWithoutTimesWorkersOrVerdictsStillReads) {
+  json j = to_json(full_result());
+  for (const char* key : {"started_at", "finished_at", "workers", "candidate_verdicts"}) j.erase(key);
+  ProblemResult expected = full_result();
+  expected.started_at.reset();
+  expected.finished_at.reset();
+  expected.workers.reset();
+  expected.candidate_verdicts.reset();
+  EXPECT_EQ(problem_result_from_json(j), expected);
+  // Written back, they are null; read again, still empty.
+  const json written = to_json(expected);
+  EXPECT_TRUE(written["started_at"].is_null());
+  EXPECT_TRUE(written["workers"].is_null());
+  EXPECT_TRUE(written["candidate_verdicts"].is_null());
+  EXPECT_EQ(problem_result_from_json(written), expected);
+  // An empty list is not the same as none recorded: no candidate was proposed.
+  expected.candidate_verdicts = std::vector<CandidateVerdict>{};
+  EXPECT_EQ(to_json(expected)["candidate_verdicts"], json::array());
+  EXPECT_EQ(problem_result_from_json(to_json(expected)), expected);
+}
+
+TEST(ProblemResultJson, RejectsMistypedNewFields) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
+           {"started_at", 12},
+           {"workers", "two"},
+           {"candidate_verdicts", "c1"},
+           {"candidate_verdicts", json::array({{{"id", "c1"}}})}}) {
+    json j = to_json(full_result());
+    j[key] = value;
+    EXPECT_THROW(problem_result_from_json(j), json::exception) << key << " = " << value;
+  }
 }
 
 TEST(ProblemResultJson, RejectsAFileWithAFieldMissingOrMistyped) {

@@ -39,7 +39,7 @@ TEST(BenchSummary, HasExactlyTheDocumentedKeysAndValues) {
   const SuiteInfo info{"NVIDIA H200", "abc123", "2026-11-30T00:00:00Z", "hiera bench samples", {"eager", "compile"}};
   const json s = summary_json(kResults, info);
   EXPECT_EQ(keys(s), (std::vector<std::string>{"commit", "date", "fast_p", "fast_p_compile", "geomean_compile", "geomean_eager",
-                                               "gpu", "groups", "problems"}));
+                                               "gpu", "groups", "problems", "wall_s", "workers"}));
   EXPECT_EQ(s["gpu"], "NVIDIA H200");
   EXPECT_EQ(s["commit"], "abc123");
   EXPECT_EQ(s["date"], "2026-11-30T00:00:00Z");
@@ -54,6 +54,24 @@ TEST(BenchSummary, HasExactlyTheDocumentedKeysAndValues) {
   EXPECT_EQ(s["problems"][1]["name"], "fusion/relu");  // group/name: unique across groups
   EXPECT_EQ(s["problems"][2], (json{{"name", "fusion/gelu"}, {"correct", false}, {"speedup_eager", nullptr},
                                     {"speedup_compile", nullptr}, {"sol_fraction", nullptr}, {"spaces", json::array()}}));
+}
+
+TEST(BenchSummary, WallTimeIsTheUnionOfTheProblemsRunningTimes) {
+  const SuiteInfo info{"cpu", "unknown", "2026-11-30T00:00:00Z", "", {"eager"}};
+  EXPECT_TRUE(summary_json(kResults, info)["wall_s"].is_null());  // records without times
+  EXPECT_EQ(summary_json(kResults, info)["workers"], json::array());
+  std::vector<ProblemResult> timed = kResults;
+  timed[0].started_at = "2026-11-30T05:00:00.000Z";
+  timed[0].finished_at = "2026-11-30T05:00:30.000Z";
+  timed[1].started_at = "2026-11-30T05:00:10.000Z";
+  timed[1].finished_at = "2026-11-30T05:00:40.500Z";
+  timed[3].started_at = "2026-11-30T07:00:00.000Z";  // resumed two hours later: the gap does not count
+  timed[3].finished_at = "2026-11-30T07:00:02.000Z";
+  timed[0].workers = timed[1].workers = 2;
+  timed[3].workers = 1;
+  const json s = summary_json(timed, info);
+  EXPECT_DOUBLE_EQ(s["wall_s"].get<double>(), 42.5);
+  EXPECT_EQ(s["workers"], (json{1, 2}));
 }
 
 TEST(BenchSummary, GroupsCarryTheSameFiguresForTheirProblems) {

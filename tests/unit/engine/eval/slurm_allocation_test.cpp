@@ -54,12 +54,18 @@ class SlurmAllocationTest : public ::testing::Test {
   }
   void states(const std::string& lines) { std::ofstream(path("states")) << lines; }
   SlurmNotice recorder() {
-    return [this](const std::string& line) {
+    return [this](const AllocationNotice& notice) {
       std::lock_guard lock(mutex_);
-      notices_.push_back(line);
+      notices_.push_back(notice);
     };
   }
   std::vector<std::string> notices() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> lines;
+    for (const auto& notice : notices_) lines.push_back(notice.line);
+    return lines;
+  }
+  std::vector<AllocationNotice> full_notices() {
     std::lock_guard lock(mutex_);
     return notices_;
   }
@@ -67,8 +73,10 @@ class SlurmAllocationTest : public ::testing::Test {
   hiera::testing::TempDirectory dir_{"hiera-slurm-"};
   SlurmTools tools_;
   std::mutex mutex_;
-  std::vector<std::string> notices_;
+  std::vector<AllocationNotice> notices_;
 };
+
+using Kind = AllocationNoticeKind;
 
 TEST_F(SlurmAllocationTest, SubmitsAHoldingJobWaitsWhileItPendsAndCancelsItOnce) {
   states("PENDING|Resources\nPENDING|Resources\nRUNNING|None\n");
@@ -91,9 +99,87 @@ TEST_F(SlurmAllocationTest, SubmitsAHoldingJobWaitsWhileItPendsAndCancelsItOnce)
   allocation->release();
   allocation.reset();
   EXPECT_EQ(read(log("scancel")), "42\n");
-  EXPECT_THAT(notices(), ElementsAre("submitted Slurm job 42 to hold 2 worker(s) in partition gpu; it is cancelled when the run ends",
-                                     "Slurm job 42 is pending (Resources); workers start when it runs",
-                                     "Slurm job 42 is running", "cancelled Slurm job 42: its resources are released"));
+  EXPECT_THAT(full_notices(),
+              ElementsAre(AllocationNotice{Kind::Info, "Slurm job 42",
+                                           "submitted Slurm job 42 to hold 2 worker(s) in partition gpu; it is cancelled when the run ends"},
+                          AllocationNotice{Kind::Waiting, "Slurm job 42", "Slurm job 42 is pending (Resources); workers start when it runs"},
+                          AllocationNotice{Kind::Running, "Slurm job 42", "Slurm job 42 is running"},
+                          AllocationNotice{Kind::Info, "Slurm job 42", "cancelled Slurm job 42: its resources are released"}));
+}
+
+TEST_F(SlurmAllocationTest, MemoryIsTheHoldingJobsAndEachStepMayUseItWithoutReservingAny) {
+  auto allocation = SlurmAllocation::request(parse_slurm_worker("slurm:gpu,gres=gpu:2,mem=64G,time=30"), nullptr, tools_);
+  EXPECT_EQ(read(log("sbatch")),
+            "--parsable --job-name=hiera-workers --output=/dev/null --nodes=1 --ntasks=2 --cpus-per-task=1 "
+            "--partition=gpu --gres=gpu:2 --time=30 --mem=64G --wrap exec sleep infinity\n");
+  EXPECT_EQ(allocation->step_command(1, {"hiera", "worker"}),
+            (std::vector<std::string>{"srun", "--jobid=42", "--job-name=hiera-worker-1", "--nodes=1", "--ntasks=1",
+                                      "--cpus-per-task=1", "--gres=gpu:1", "--mem=0", "--exact", "--unbuffered", "--quiet",
+                                      "--kill-on-bad-exit=1", "hiera", "worker"}));
+  // An existing allocation: its steps share its memory the same way.
+  auto attached = SlurmAllocation::attach(parse_slurm_worker("slurm:jobid=77,mem=8G,workers=2,cpus=2"), nullptr, tools_);
+  EXPECT_EQ(attached->step_command(0, {"hiera", "worker"}),
+            (std::vector<std::string>{"srun", "--jobid=77", "--job-name=hiera-worker-0", "--nodes=1", "--ntasks=1",
+                                      "--cpus-per-task=2", "--mem=0", "--exact", "--unbuffered", "--quiet",
+                                      "--kill-on-bad-exit=1", "hiera", "worker"}));
+}
+
+TEST_F(SlurmAllocationTest, AJobTheSchedulerHasNotLookedAtYetGetsASecondLookForItsReason) {
+  states("PENDING|None\nPENDING|Resources\nRUNNING|None\n");
+  auto allocation = SlurmAllocation::request(parse_slurm_worker("slurm"), recorder(), tools_);
+  EXPECT_EQ(allocation->wait_ready(CancellationToken()), std::nullopt);
+  EXPECT_THAT(notices(), ElementsAre("submitted Slurm job 42 to hold 1 worker(s); it is cancelled when the run ends",
+                                     "Slurm job 42 is pending (Resources); workers start when it runs", "Slurm job 42 is running"));
+  // Still no reason on the second look: pending all the same.
+  notices_.clear();
+  states("PENDING|None\nPENDING|None\nRUNNING|None\n");
+  auto other = SlurmAllocation::request(parse_slurm_worker("slurm"), recorder(), tools_);
+  EXPECT_EQ(other->wait_ready(CancellationToken()), std::nullopt);
+  EXPECT_THAT(notices(), ElementsAre(::testing::StartsWith("submitted"), "Slurm job 42 is pending; workers start when it runs",
+                                     "Slurm job 42 is running"));
+  // Running at the second look: it never waited as far as the user is told.
+  notices_.clear();
+  states("PENDING|None\nRUNNING|None\n");
+  auto quick = SlurmAllocation::request(parse_slurm_worker("slurm"), recorder(), tools_);
+  EXPECT_EQ(quick->wait_ready(CancellationToken()), std::nullopt);
+  EXPECT_THAT(notices(), ElementsAre(::testing::StartsWith("submitted")));
+}
+
+TEST_F(SlurmAllocationTest, AJobThatEndsWhileWorkersWaitEndsTheWaitOnce) {
+  states("PENDING|Priority\nCANCELLED|None\n");
+  auto allocation = SlurmAllocation::request(parse_slurm_worker("slurm"), recorder(), tools_);
+  EXPECT_EQ(allocation->wait_ready(CancellationToken()), "Slurm job 42 has ended (CANCELLED)");
+  // The pool asks again after a back-off: the same answer, no second notice.
+  EXPECT_EQ(allocation->wait_ready(CancellationToken()), "Slurm job 42 has ended (CANCELLED)");
+  allocation->release();
+  EXPECT_THAT(full_notices(),
+              ElementsAre(::testing::Field(&AllocationNotice::kind, Kind::Info),
+                          AllocationNotice{Kind::Waiting, "Slurm job 42", "Slurm job 42 is pending (Priority); workers start when it runs"},
+                          AllocationNotice{Kind::Ended, "Slurm job 42", "Slurm job 42 has ended (CANCELLED)"},
+                          AllocationNotice{Kind::Info, "Slurm job 42", "cancelled Slurm job 42: its resources are released"}));
+}
+
+TEST_F(SlurmAllocationTest, ReleasingAPendingJobEndsTheWait) {
+  states("PENDING|Resources\n");
+  // The pool shutting down once the job was seen pending.
+  auto wait_then_stop = [this](SlurmAllocation& allocation) {
+    CancellationToken stop;
+    std::thread stopper([&] {
+      while (full_notices().empty() || full_notices().back().kind != Kind::Waiting) std::this_thread::sleep_for(5ms);
+      stop.cancel();
+    });
+    EXPECT_EQ(allocation.wait_ready(stop), "the worker pool is shutting down");
+    stopper.join();
+  };
+  auto allocation = SlurmAllocation::request(parse_slurm_worker("slurm"), recorder(), tools_);
+  wait_then_stop(*allocation);
+  allocation.reset();
+  EXPECT_EQ(full_notices().back(), (AllocationNotice{Kind::Ended, "Slurm job 42", "cancelled Slurm job 42: its resources are released"}));
+
+  auto attached = SlurmAllocation::attach(parse_slurm_worker("slurm:jobid=77"), recorder(), tools_);
+  wait_then_stop(*attached);
+  attached->release();
+  EXPECT_EQ(full_notices().back(), (AllocationNotice{Kind::Ended, "Slurm job 77", "stopped waiting for Slurm job 77"}));
 }
 
 TEST_F(SlurmAllocationTest, StepsRunOneWorkerEachOnItsOwnResources) {

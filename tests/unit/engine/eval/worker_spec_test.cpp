@@ -98,6 +98,7 @@ TEST(WorkerSpecTest, SlurmDefaults) {
   EXPECT_EQ(spec.cpus_per_worker, 1);
   EXPECT_EQ(spec.job_id, "");
   EXPECT_EQ(spec.hiera, "");
+  EXPECT_EQ(spec.memory, "");
 }
 
 TEST(WorkerSpecTest, SlurmOneWorkerPerAllocatedGpu) {
@@ -137,7 +138,29 @@ TEST(WorkerSpecTest, BadSlurmSpecsSayWhatIsWrong) {
             "--worker slurm:workers=0: workers must be a whole number from 1 to 1024");
   EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm:time="); }), "--worker slurm:time=: time needs a value without spaces");
   EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm:qos=high"); }),
-            "--worker slurm:qos=high: unknown option 'qos' (known: partition, gres, nodes, workers, cpus, time, jobid, hiera)");
+            "--worker slurm:qos=high: unknown option 'qos' (known: partition, gres, nodes, workers, cpus, mem, time, jobid, hiera)");
+}
+
+TEST(WorkerSpecTest, SlurmMemoryIsASlurmSizeKeptAsWritten) {
+  EXPECT_EQ(parse_slurm_worker("slurm:gpu,gres=gpu:2,mem=64G").memory, "64G");
+  EXPECT_EQ(parse_slurm_worker("slurm,mem=512").memory, "512");
+  EXPECT_EQ(parse_slurm_worker("slurm,mem=16g").memory, "16g");
+  EXPECT_EQ(parse_slurm_worker("slurm,mem=2T").memory, "2T");
+  EXPECT_EQ(parse_slurm_worker("slurm,mem=0").memory, "0");  // Slurm's "all of each node's memory"
+}
+
+TEST(WorkerSpecTest, ABadSlurmMemoryNamesTheValue) {
+  using hiera::testing::thrown_message;
+  const std::string why = ": mem must be a size: digits with an optional K, M, G or T suffix (megabytes without), not ";
+  EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm,mem=64GB"); }),
+            "--worker slurm,mem=64GB" + why + "'64GB'");
+  EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm,mem=G"); }), "--worker slurm,mem=G" + why + "'G'");
+  EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm,mem=1.5G"); }),
+            "--worker slurm,mem=1.5G" + why + "'1.5G'");
+  EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm,mem=-1"); }), "--worker slurm,mem=-1" + why + "'-1'");
+  EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm,mem=8P"); }), "--worker slurm,mem=8P" + why + "'8P'");
+  EXPECT_EQ(thrown_message<std::invalid_argument>([] { parse_slurm_worker("slurm,mem="); }),
+            "--worker slurm,mem=: mem needs a value without spaces");
 }
 
 }  // namespace

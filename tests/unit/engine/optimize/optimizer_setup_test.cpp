@@ -3,6 +3,7 @@
 #include "engine/optimize/optimizer_setup.h"
 
 #include <cstdlib>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,39 @@ TEST(EngineOptimizerSetup, SshWorkerSpecsBecomeSshCommandLinesThroughHieraSshCom
                                                    with({"-p", "2222", "--", "ann@gpu1", "exec hiera worker --device 1"}),
                                                    {"hiera", "worker", "--device", "3"}}));
   EXPECT_TRUE(setup.pool.allocations.empty());  // nothing to wait for or release
+}
+
+TEST(EngineOptimizerSetup, ASlurmSpecSubmitsItsJobAndTellsTheGivenChannel) {
+  hiera::testing::TempDirectory bin("hiera-setup-slurm-");
+  for (const auto& [tool, body] : {std::pair{"sbatch", "echo 42"}, std::pair{"scancel", "true"}}) {
+    std::ofstream(bin.path() / tool) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(bin.path() / tool, std::filesystem::perms::owner_all);
+  }
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", (bin.path().string() + ":" + path).c_str(), 1);
+  OptimizerSetupArgs args;
+  args.llm = "none";
+  args.no_knowledge = true;
+  args.workers = {"slurm,workers=2,mem=16G,hiera=/shared/hiera"};
+  eval::AllocationNotices notices;
+  args.allocation_notices = notices;
+  std::vector<eval::AllocationNotice> heard;
+  auto subscription = notices.subscribe([&](const eval::AllocationNotice& n) { heard.push_back(n); });
+  auto setup = make_optimizer_setup(args, json::object(), kExe, "t", "r");
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(heard[0], (eval::AllocationNotice{eval::AllocationNoticeKind::Info, "Slurm job 42",
+                                              "submitted Slurm job 42 to hold 2 worker(s); it is cancelled when the run ends"}));
+  ASSERT_EQ(setup.pool.commands.size(), 2u);
+  EXPECT_EQ(setup.pool.commands[1],
+            (std::vector<std::string>{"srun", "--jobid=42", "--job-name=hiera-worker-1", "--nodes=1", "--ntasks=1", "--cpus-per-task=1",
+                                      "--mem=0", "--exact", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "/shared/hiera",
+                                      "worker"}));
+  ASSERT_EQ(setup.pool.allocations.size(), 2u);
+  EXPECT_EQ(setup.pool.allocations[0], setup.pool.allocations[1]);
+  EXPECT_EQ(setup.pool.allocations[0]->describe(), "Slurm job 42");
+  setup.pool.allocations[0]->release();  // the fake scancel, not a real one
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(heard.back().line, "cancelled Slurm job 42: its resources are released");
 }
 
 TEST(EngineOptimizerSetup, BadWorkerSpecsAreErrors) {

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -105,7 +107,7 @@ class SymbolJobsTest : public ::testing::Test {
   }
   json symbol_arg(int version = 3) { return {{"uri", uri}, {"version", version}, {"symbol", "scale"}, {"kind", "kernel"}}; }
   json wait_method(const std::string& method) {
-    auto m = transport.wait_for([&](const json& m) { return m.value("method", "") == method; }, std::chrono::seconds(60));
+    auto m = transport.wait_for([&](const json& message) { return message.value("method", "") == method; }, std::chrono::seconds(60));
     if (!m) ADD_FAILURE() << "no " << method;
     return m.value_or(json());
   }
@@ -116,7 +118,7 @@ class SymbolJobsTest : public ::testing::Test {
   std::vector<json> progress_until_end() {
     std::vector<json> values;
     while (true) {
-      auto m = transport.wait_for([](const json& m) { return m.value("method", "") == "$/progress"; }, std::chrono::seconds(60));
+      auto m = transport.wait_for([](const json& message) { return message.value("method", "") == "$/progress"; }, std::chrono::seconds(60));
       if (!m) {
         ADD_FAILURE() << "no end of progress";
         return values;
@@ -293,6 +295,91 @@ TEST_F(SymbolJobsTest, ANewMeasurementAsksTheClientToRefreshItsLenses) {
   const json refresh = wait_method("workspace/codeLens/refresh");
   EXPECT_TRUE(refresh.contains("id"));  // a request, answered by the client
   EXPECT_TRUE(store->get(uri, "scale"));
+}
+
+// sbatch, squeue, scancel and srun as scripts first on PATH, for the server's
+// own `slurm` worker spec: the holding job 42 pends once (Resources), then
+// runs; its one step is the fake worker. Each tool logs its arguments.
+class FakeSlurmOnPath {
+ public:
+  explicit FakeSlurmOnPath(const fs::path& dir) : bin_(dir / "slurm-bin"), old_path_(std::getenv("PATH")) {
+    fs::create_directories(bin_);
+    const std::string states = (bin_ / "states").string();
+    std::ofstream(states) << "PENDING|Resources\nRUNNING|None\n";
+    tool("sbatch", "echo '42;cluster'\n");
+    tool("squeue", "head -n 1 " + states + "\nif [ $(wc -l < " + states + ") -gt 1 ]; then sed -i 1d " + states + "; fi\n");
+    tool("scancel", "");
+    tool("srun", std::string("exec ") + HIERA_FAKE_WORKER + " --candidate-ms 0.05\n");
+    ::setenv("PATH", (bin_.string() + ":" + old_path_).c_str(), 1);
+  }
+  ~FakeSlurmOnPath() { ::setenv("PATH", old_path_.c_str(), 1); }
+  std::string log(const std::string& tool) const { return hiera::testing::read_text(bin_ / (tool + ".log")); }
+
+ private:
+  void tool(const std::string& name, const std::string& body) {
+    const fs::path path = bin_ / name;
+    std::ofstream(path) << "#!/bin/sh\necho \"$*\" >> " << (bin_ / (name + ".log")).string() << "\n" << body;
+    fs::permissions(path, fs::perms::owner_all);
+  }
+  fs::path bin_;
+  std::string old_path_;
+};
+
+TEST_F(SymbolJobsTest, APendingSlurmAllocationIsShownInProgressAndLoggedOnce) {
+  FakeSlurmOnPath slurm(dir.path());
+  llm.enqueue_json(200, chat_reply(kFaster));
+  json options = settings(llm.base_url());
+  options["worker"] = {{"command", {"slurm,mem=4G"}}};
+  start(full_capabilities(), options);
+  command("hiera.optimizeSymbol", symbol_arg());
+  answer(wait_method("window/workDoneProgress/create"), nullptr);
+  answer(wait_method("workspace/applyEdit"), {{"applied", true}});
+  const auto progress = progress_until_end();
+  EXPECT_EQ(progress.back()["message"].get<std::string>().rfind("scale: 2.00x faster on Fake GPU, verified; report: ", 0), 0u)
+      << progress.back().dump();
+
+  // While the job pends, the report says so (no plan step runs yet: 0 %);
+  // after it runs, the optimizer's own messages again.
+  const std::string waiting = "waiting: Slurm job 42 is pending (Resources); workers start when it runs";
+  std::size_t last_wait = 0;
+  for (std::size_t i = 0; i < progress.size(); ++i) {
+    if (progress[i].value("message", "") == waiting) last_wait = i;
+  }
+  ASSERT_GT(last_wait, 0u) << json(progress).dump(1);
+  EXPECT_EQ(progress[last_wait], (json{{"kind", "report"}, {"cancellable", true}, {"message", waiting}, {"percentage", 0}}));
+  ASSERT_LT(last_wait + 2, progress.size());
+  EXPECT_EQ(progress[last_wait + 1]["kind"], "report");
+  for (std::size_t i = last_wait + 1; i < progress.size(); ++i) {
+    EXPECT_EQ(progress[i].value("message", "").rfind("waiting:", 0), std::string::npos) << progress[i].dump();
+  }
+  bool saw_step = false;
+  for (std::size_t i = last_wait + 1; i < progress.size(); ++i) {
+    saw_step = saw_step || progress[i].value("message", "").rfind("S3 / fake_kernel: ", 0) == 0;
+  }
+  EXPECT_TRUE(saw_step) << json(progress).dump(1);
+
+  // Each notice once, in the log the editor shows (Info).
+  std::vector<std::string> logged;
+  for (const auto& m : transport.drain()) {
+    if (m.value("method", "") != "window/logMessage") continue;
+    const std::string line = m["params"]["message"];
+    if (line.find("Slurm job") != std::string::npos) {
+      EXPECT_EQ(m["params"]["type"], 3) << line;
+      logged.push_back(line);
+    }
+  }
+  EXPECT_EQ(logged, (std::vector<std::string>{
+                        "hiera: submitted Slurm job 42 to hold 1 worker(s); it is cancelled when the run ends",
+                        "hiera: Slurm job 42 is pending (Resources); workers start when it runs",
+                        "hiera: Slurm job 42 is running",
+                        "hiera: cancelled Slurm job 42: its resources are released",
+                    }));
+  // mem= reached sbatch; the step shares it (--mem=0).
+  EXPECT_EQ(slurm.log("sbatch"), "--parsable --job-name=hiera-workers --output=/dev/null --nodes=1 --ntasks=1 "
+                                 "--cpus-per-task=1 --mem=4G --wrap exec sleep infinity\n");
+  EXPECT_EQ(slurm.log("srun").rfind("--jobid=42 --job-name=hiera-worker-0 --nodes=1 --ntasks=1 --cpus-per-task=1 --mem=0 --exact ", 0), 0u)
+      << slurm.log("srun");
+  EXPECT_EQ(slurm.log("scancel"), "42\n");
 }
 
 TEST_F(SymbolJobsTest, ShowSpecAnswersTheMarkdownAndShowsTheWrittenFile) {

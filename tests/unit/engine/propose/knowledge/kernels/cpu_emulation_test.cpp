@@ -240,14 +240,14 @@ OpGraph slice_stencils(Shape grid = {70, 21, 45}) {
   return b.build({"lap", "jacobi"});
 }
 
-OpGraph conv_stencils() {
+OpGraph conv_stencils(Shape x = {2, 1, 20, 18, 35}) {
   GraphBuilder b;
-  b.input("x", {2, 1, 20, 18, 35}).input("y", {2, 3, 20, 40});
+  b.input("x", x).input("y", {2, 3, 20, 40});
   b.buffer("stencil", "stencil", {1, 1, 3, 3, 3}, false);
   b.buffer("blur", "blur", {3, 1, 5, 5}, false);
   b.buffer("shift", "shift", {3}, false);
   b.call("conv3d", "call_function", "torch.conv3d", "conv3d", {node_arg("x"), node_arg("stencil")},
-         {{"padding", int_arg(1)}}, {2, 1, 20, 18, 35});
+         {{"padding", int_arg(1)}}, x);
   b.call("conv2d", "call_function", "torch.nn.functional.conv2d", "conv2d",
          {node_arg("y"), node_arg("blur"), node_arg("shift")}, {{"padding", int_arg(2)}, {"groups", int_arg(3)}},
          {2, 3, 20, 40});
@@ -325,6 +325,21 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
       {"conv_stencils_ring", conv_stencils(),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
        {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27, {}, false, 0.0, true},
+      // Rows a multiple of 4 wide take the vec4 kernel: 66 float4s per row cross warps (edge lanes load
+      // their neighbours' float4s); the padded conv reads left and right of each float4 and zeros at the border.
+      {"slice_stencils_vec4", slice_stencils({12, 9, 264}),
+       {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
+                "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"},
+        {"jacobi", "(u[:, :-2, 1:-1] + u[:, 2:, 1:-1] + u[:, 1:-1, :-2] + u[:, 1:-1, 2:]) * 0.25"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
+      // The same grid starting 4 bytes into its storage: the launch takes the scalar kernel.
+      {"slice_stencils_vec4_misaligned", slice_stencils({12, 9, 264}),
+       {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
+                "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {"x"}},
+      {"conv_stencils_vec4", conv_stencils({2, 1, 10, 7, 136}),
+       {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
   };
   cases.push_back({"channels_last_epilogue", channels_last_epilogue(),
                    {{"relu", "torch.relu(F.conv2d(x, weight, padding=1) * m + bias)"}},
@@ -335,12 +350,12 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
       {"laplacian_512", slice_stencils({512, 512, 512}),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, true,
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, true,
        4.0 * (512.0 * 512 * 512 + 510.0 * 510 * 510)},
       {"laplacian_512_ring", slice_stencils({512, 512, 512}),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, true,
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, true,
        4.0 * (512.0 * 512 * 512 + 510.0 * 510 * 510), true},
       {"bias_leaky_scale_large", bias_leaky_scale({128, 64, 64, 64}), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}},
        {"s3_elementwise_fusion"}, {}, {}, true, 2 * 4.0 * 128 * 64 * 64 * 64},
@@ -363,7 +378,14 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 28) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 33) << result.out;
+  // Which stencil kernel ran: the vec4 one only where rows are a multiple of 4 floats.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   slice_stencils: lap max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   slice_stencils_ring"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap_vec4)\nok   slice_stencils_vec4_misaligned"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("slice_stencils_vec4_misaligned: lap max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   conv_stencils_vec4"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_vec4)\nok   channels_last_epilogue"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));

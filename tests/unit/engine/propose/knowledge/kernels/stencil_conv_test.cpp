@@ -41,14 +41,38 @@ TEST(StencilConv, SingleChannelConv3dWithFixedCoefficients) {
   ASSERT_EQ(found.size(), 2u);
   EXPECT_TRUE(skipped.empty());
   const Replacement& direct = found[0];
-  EXPECT_EQ(direct.recipe, "s3_stencil3d_direct_l1");
+  // float32: the four-outputs-per-thread kernel, with the scalar direct one for misaligned rows.
+  EXPECT_EQ(direct.recipe, "s3_stencil3d_vec4_direct");
   EXPECT_THAT(direct.covered, ElementsAre("conv3d"));
   EXPECT_EQ(direct.description, "conv3d with one channel and 27 fixed coefficients as a 3D stencil kernel (coefficients "
-                                "read on the device, neighbours read through the caches)");
-  EXPECT_THAT(direct.statements.back(), HasSubstr("(_conv3d_shape[-2] + 7) // 8, "));
-  EXPECT_THAT(direct.statements.back(), HasSubstr("(32, 8), _conv3d_x, conv3d, stencil.contiguous(), None, "));
-  EXPECT_THAT(direct.kernels[0].source, HasSubstr("if (wgt[0] != 0.0f) acc += wgt[0] * PLANE(-1, -1, -1);\n"));
-  EXPECT_THAT(direct.kernels[0].source, HasSubstr("result[u] = acc + bias_value;"));
+                                "read on the device, four outputs per thread from 16-byte loads, neighbours through the caches)");
+  ASSERT_EQ(direct.kernels.size(), 2u);
+  EXPECT_EQ(direct.kernels[0].name, "stencil_conv3d_vec4");
+  EXPECT_EQ(direct.kernels[1].name, "stencil_conv3d");
+  EXPECT_EQ(direct.statements.back(),
+            "_kernel(\"stencil_conv3d_vec4\")(((_conv3d_shape[-1] + 511) // 512, (_conv3d_shape[-2] + 3) // 4, "
+            "_conv3d_shape[:-3].numel() * ((_conv3d_shape[-3] + 7) // 8)), (128, 4), _conv3d_x, conv3d, stencil.contiguous(), "
+            "None, _conv3d_x.shape[1], _conv3d_x.shape[-1], _conv3d_x.shape[-2], _conv3d_x.shape[-3], _conv3d_shape[-1], "
+            "_conv3d_shape[-2], _conv3d_shape[-3], 8) if _conv3d_x.shape[-3:] == (128, 128, 128) and _conv3d_x.data_ptr() % 16 == 0 "
+            "else _kernel(\"stencil_conv3d\")(((_conv3d_shape[-1] + 31) // 32, (_conv3d_shape[-2] + 7) // 8, "
+            "_conv3d_shape[:-3].numel() * ((_conv3d_shape[-3] + 31) // 32)), (32, 8), _conv3d_x, conv3d, stencil.contiguous(), "
+            "None, _conv3d_x.shape[1], _conv3d_x.shape[-1], _conv3d_x.shape[-2], _conv3d_x.shape[-3], _conv3d_shape[-1], "
+            "_conv3d_shape[-2], _conv3d_shape[-3], 32)");
+  // Three chains (oy = -1, 0, 1) of three planes; a chain is read only when one of its coefficients is not zero.
+  const std::string top_row =
+      "    float4 row6[J_N] = {};\n    if (wgt[0] != 0.0f || wgt[1] != 0.0f || wgt[2] != 0.0f || wgt[9] != 0.0f || "
+      "wgt[10] != 0.0f || wgt[11] != 0.0f || wgt[18] != 0.0f || wgt[19] != 0.0f || wgt[20] != 0.0f) "
+      "hiera_load_row<-1, 1>(row6, at + off6, y6 && (unsigned)(z + (1)) < (unsigned)nz, x4, nx, lane);\n";
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr(top_row));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("  const bool y6 = yl + (-1) >= 0 && yl + (-1) < ny;\n"));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("row0[j] = row3[j], row3[j] = row6[j], row1[j] = row4[j], row4[j] = row7[j], "
+                                                  "row2[j] = row5[j], row5[j] = row8[j];"));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("#define J_LO (-1)\n#define J_N (3)\n"));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("if (wgt[26] != 0.0f) acc += wgt[26] * TAP(8, 1);\n"));
+  EXPECT_THAT(direct.kernels[0].source, HasSubstr("result[i] = acc + bias_value;"));
+  EXPECT_THAT(direct.kernels[1].source, HasSubstr("if (wgt[0] != 0.0f) acc += wgt[0] * PLANE(-1, -1, -1);\n"));
+  EXPECT_THAT(direct.kernels[1].source, HasSubstr("result[u] = acc + bias_value;"));
+  EXPECT_THAT(direct.kernels[1].source, HasSubstr("#define TILE_X 32\n#define TILE_Y 8\n#define Z_UNROLL 4\n"));
   hiera::testing::expect_kernels_compile(direct);
 
   const Replacement& r = found[1];

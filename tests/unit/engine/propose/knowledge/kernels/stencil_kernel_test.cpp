@@ -22,6 +22,28 @@ TEST(StencilKernel, SevenPointKeepsItsCentreColumnInRegisters) {
   EXPECT_EQ(g.plane_hi, 1);
   EXPECT_EQ(tap_accessor(g, {0, 1, 1}), "COL(0)");
   EXPECT_EQ(tap_accessor(g, {1, 2, 1}), "PLANE(1, 2, 1)");
+  // Rows (oz, oy) for the vec4 kernel, ordered, each with the x offsets its taps read.
+  EXPECT_EQ(g.rows, (std::vector<StencilRow>{{0, 1, 1, 1}, {1, 0, 1, 1}, {1, 1, 0, 2}, {1, 2, 1, 1}, {2, 1, 1, 1}}));
+  EXPECT_EQ(vec4_tap_accessor(g, {1, 1, 2}), "TAP(2, 2)");
+  EXPECT_EQ(vec4_tap_accessor(g, {2, 1, 1}), "TAP(4, 1)");
+  EXPECT_THROW(vec4_tap_accessor(g, {2, 2, 1}), std::invalid_argument);
+}
+
+TEST(StencilKernel, Vec4IsForFloat32ThreeDimensionalStencilsOverRowsOfFourFloats) {
+  EXPECT_TRUE(stencil_vec4_applies(3, "float32", "float32", 512));
+  EXPECT_FALSE(stencil_vec4_applies(3, "float32", "float32", 45));
+  EXPECT_FALSE(stencil_vec4_applies(2, "float32", "float32", 512));
+  EXPECT_FALSE(stencil_vec4_applies(3, "float16", "float32", 512));
+  EXPECT_FALSE(stencil_vec4_applies(3, "float32", "bfloat16", 512));
+}
+
+TEST(StencilKernel, RowsOfOneOffsetInConsecutivePlanesMarchAsAChain) {
+  // 7-point: the centre column's three planes are one chain (x offsets of all three), the y neighbours one each.
+  const StencilGeometry seven = stencil_geometry(3, {{2, 1, 1}, {0, 1, 1}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}, {1, 1, 0}, {1, 1, 1}});
+  EXPECT_EQ(stencil_chains(seven), (std::vector<StencilChain>{{{0, 2, 4}, 0, 2}, {{1}, 1, 1}, {{3}, 1, 1}}));
+  // A gap in z starts a new chain.
+  const StencilGeometry gap = stencil_geometry(3, {{0, 0, 0}, {2, 0, 1}, {3, 0, -1}});
+  EXPECT_EQ(stencil_chains(gap), (std::vector<StencilChain>{{{0}, 0, 0}, {{1, 2}, -1, 1}}));
 }
 
 TEST(StencilKernel, TwentySevenPointSharesEveryPlaneAndPicksTheCentreColumn) {
@@ -61,6 +83,10 @@ TEST(StencilKernel, ZChunksFillTheDevice) {
   EXPECT_EQ(stencil_z_chunk(510, 512, 16, 512), 510);  // a small GPU is full with one chunk
   EXPECT_EQ(stencil_z_chunk(20, 512, 132, 512), 20);   // thin grids: one chunk
   EXPECT_EQ(stencil_z_chunk(4096, 4, 132, 512), 32);   // few tiles: as many chunks as 32-plane chunks allow
+  // The vec4 kernel: 8-plane chunks, fewer planes in one chunk.
+  EXPECT_EQ(stencil_vec4_z_chunk(510), 8);
+  EXPECT_EQ(stencil_vec4_z_chunk(5), 5);
+  EXPECT_EQ(stencil_vec4_z_chunk(0), 1);
 }
 
 }  // namespace

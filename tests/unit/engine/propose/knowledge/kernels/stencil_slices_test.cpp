@@ -76,18 +76,45 @@ TEST(StencilSlices, Laplacian7PointIsOneZMarchingKernel) {
   ASSERT_EQ(found.size(), 2u);
   EXPECT_TRUE(skipped.empty());
   const Replacement& direct = found[0];
-  EXPECT_EQ(direct.recipe, "s3_stencil3d_direct_l1");
+  EXPECT_EQ(direct.recipe, "s3_stencil3d_vec4_direct");
   EXPECT_EQ(direct.covered, found[1].covered);
   EXPECT_EQ(direct.description, "7-point 3D stencil over x (shifted slices) as one kernel with its coefficients compiled in, "
-                                "neighbours read through the caches");
-  // 32 x 8 tiles: 16 x 64 per plane; 8 blocks of 256 threads per SM on 132 SMs want 9 chunks of 57 planes.
+                                "four outputs per thread from 16-byte loads, neighbours through the caches");
+  // 512 outputs x 4 rows per vec4 block and 8-plane chunks, for the 512^3 grid it was compiled for; any other
+  // grid, or a misaligned start, takes the scalar kernel: 32 x 8 tiles, 8 blocks of 256 threads per SM on 132
+  // SMs want 9 chunks of 57 planes.
   EXPECT_EQ(direct.statements.back(),
+            "_kernel(\"stencil_sub_vec4\")(((_sub_shape[-1] + 511) // 512, (_sub_shape[-2] + 3) // 4, "
+            "_sub_shape[:-3].numel() * ((_sub_shape[-3] + 7) // 8)), (128, 4), _sub_x, sub, "
+            "_sub_x.shape[-1], _sub_x.shape[-2], _sub_x.shape[-3], _sub_shape[-1], _sub_shape[-2], "
+            "_sub_shape[-3], 8) if _sub_x.shape[-3:] == (512, 512, 512) and _sub_x.data_ptr() % 16 == 0 else "
             "_kernel(\"stencil_sub\")(((_sub_shape[-1] + 31) // 32, (_sub_shape[-2] + 7) // 8, "
             "_sub_shape[:-3].numel() * ((_sub_shape[-3] + 56) // 57)), (32, 8), _sub_x, sub, "
             "_sub_x.shape[-1], _sub_x.shape[-2], _sub_x.shape[-3], _sub_shape[-1], _sub_shape[-2], "
             "_sub_shape[-3], 57)");
-  ASSERT_EQ(direct.kernels.size(), 1u);
-  const std::string& direct_source = direct.kernels[0].source;
+  ASSERT_EQ(direct.kernels.size(), 2u);
+  const std::string& vec4_source = direct.kernels[0].source;
+  EXPECT_EQ(vec4_source.rfind("// hiera: generated from knowledge/templates/stencil3d_vec4.cu\n", 0), 0u);
+  // Sizes compiled in; the centre column's three planes march as one chain (x offsets 0..2: the thread's
+  // float4 and the next lane's), loading one row per plane; the y neighbours load theirs each plane.
+  EXPECT_THAT(vec4_source, HasSubstr("#define TILE_Y 4\n#define J_LO (0)\n#define J_N (2)\n"));
+  EXPECT_THAT(vec4_source, HasSubstr("  nz = 512, ny = 512, nx = 512, oz_n = 510, oy_n = 510, ox_n = 510;"));
+  // A valid-region stencil: every output's taps are inside the grid, so no row is bounds-checked.
+  EXPECT_THAT(vec4_source, HasSubstr("  const long long off4 = (long long)(2) * plane + (long long)(1) * nx;\n"
+                                     "  float4 row0[J_N];\n"
+                                     "  hiera_load_row<0, 2>(row0, at + off0, true, x4, nx, lane);\n"
+                                     "  float4 row2[J_N];\n"
+                                     "  hiera_load_row<0, 2>(row2, at + off2, true, x4, nx, lane);\n"
+                                     "  for (int z = z_begin; z < z_end; ++z, at += plane, o += out_plane) {\n"
+                                     "    float4 row4[J_N];\n"
+                                     "    hiera_load_row<0, 2>(row4, at + off4, true, x4, nx, lane);\n"
+                                     "    float4 row1[J_N];\n"
+                                     "    hiera_load_row<1, 1>(row1, at + off1, true, x4, nx, lane);\n"));
+  EXPECT_THAT(vec4_source, Not(HasSubstr("const bool y0")));
+  EXPECT_THAT(vec4_source, HasSubstr("    for (int j = 0; j < J_N; ++j) row0[j] = row2[j], row2[j] = row4[j];\n"));
+  EXPECT_THAT(vec4_source, HasSubstr("const float t4 = t3 + TAP(2, 0);\n"));
+  EXPECT_THAT(vec4_source, HasSubstr("result[i] = t6;"));
+  const std::string& direct_source = direct.kernels[1].source;
   EXPECT_EQ(direct_source.rfind("// hiera: generated from knowledge/templates/stencil3d_direct.cu\n", 0), 0u);
   EXPECT_THAT(direct_source, HasSubstr("#define COL(oz) TAP(oz, COLUMN_Y, COLUMN_X)\n"
                                        "#define PLANE(oz, oy, ox) TAP(oz, oy, ox)\n"));

@@ -3,8 +3,8 @@
 // kernel's source behind this header (with HIERA_EMULATED_LAUNCHER(name)
 // appended) into a shared library; cuda_emulation_runtime.cpp, loaded once,
 // runs the grid: each block in turn, its threads as std::threads,
-// __syncthreads as a barrier, __shfl_xor_sync through a per-warp exchange
-// buffer, __shared__ as static storage (one block at a time). Float32 kernels
+// __syncthreads as a barrier, __shfl_xor_sync and __shfl_sync through a
+// per-warp exchange buffer, __shared__ as static storage (one block at a time). Float32 kernels
 // only (no __half). Light on purpose: every kernel compiles it.
 #include <math.h>
 
@@ -25,11 +25,25 @@ extern thread_local dim3 blockDim, gridDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(threads)
+#define __launch_bounds__(...)
 #define __shared__ static
 
 extern "C" void __syncthreads();
 extern "C" float __shfl_xor_sync(unsigned mask, float value, int offset);
+extern "C" float __shfl_sync(unsigned mask, float value, int source_lane);
+
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(8) float2 {
+  float x, y;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline float2 make_float2(float x, float y) { return {x, y}; }
+template <typename T>
+inline T __ldg(const T* p) {
+  return *p;
+}
 // Runs body(context) as every thread of every block of the grid.
 extern "C" void hiera_emulate_grid(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                    void (*body)(void*), void* context);

@@ -32,6 +32,16 @@ extern "C" float __shfl_xor_sync(unsigned, float value, int offset) {
   return result;
 }
 
+extern "C" float __shfl_sync(unsigned, float value, int source_lane) {
+  const unsigned thread = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+  const unsigned warp = thread / 32, lane = thread % 32;
+  exchange[warp][lane] = value;
+  warp_barriers[warp]->arrive_and_wait();
+  const float result = exchange[warp][static_cast<unsigned>(source_lane) % 32];
+  warp_barriers[warp]->arrive_and_wait();
+  return result;
+}
+
 // One std::thread per thread of a block, reused for every block: the blocks
 // run one after another (a grid barrier between them), as __shared__ needs.
 extern "C" void hiera_emulate_grid(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,

@@ -22,8 +22,10 @@ With --device cuda the kernels are compiled by hiera_runner.nvrtc_runtime and
 launched on CUDA tensors with the device's SM count (cases marked "gpu_only",
 e.g. the 512^3 Laplacian, run only there), and each case is timed: the
 median of the replacements' statements against the reference expressions
-(CUDA events, 20 runs after a warm-up), and for cases with "bound_bytes"
-the share of the DRAM bound at --peak-gbs (default 4800, an H200).
+(CUDA events, 20 runs after a warm-up, L2 flushed before each), and for
+cases with "bound_bytes" the share of the DRAM bound: at --peak-gbs (default
+4800, an H200's specification) and at the copy bandwidth measured in the
+same run (MEASURING.md's ceiling).
 """
 
 import ctypes
@@ -151,11 +153,19 @@ class CudaCompiler(object):
         return self.runtime.compile(source, name)
 
 
+_flush = []
+
+
 def median_ms(fn, runs=20):
+    """Median of `runs` CUDA-event timings, L2 flushed before each (a write of twice its size, outside the events)."""
+    if not _flush:
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
+        _flush.append(torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda"))
     fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(runs):
+        _flush[0].zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
@@ -165,7 +175,16 @@ def median_ms(fn, runs=20):
     return sorted(times)[len(times) // 2]
 
 
-def run_case(case, compiler, device="cpu", peak_gbs=4800.0):
+def copy_gbs():
+    """The device-memory ceiling measured as MEASURING.md asks: a 1 GiB device-to-device copy, bytes read + written."""
+    a = torch.randn(256 << 20, device="cuda")
+    b = torch.empty_like(a)
+    ms = median_ms(lambda: b.copy_(a))
+    del a, b
+    return 2 * (256 << 20) * 4 / (ms * 1e6)
+
+
+def run_case(case, compiler, device="cpu", peak_gbs=4800.0, measured_gbs=None):
     torch.manual_seed(1)
     env = {}
     for name, shape in case["inputs"].items():
@@ -224,6 +243,9 @@ def run_case(case, compiler, device="cpu", peak_gbs=4800.0):
         if case.get("bound_bytes"):
             bound = case["bound_bytes"] / (peak_gbs * 1e6)
             line += ", DRAM bound %.4f ms at %.0f GB/s: %.0f%%" % (bound, peak_gbs, 100.0 * bound / ours)
+            if measured_gbs:
+                copy_bound = case["bound_bytes"] / (measured_gbs * 1e6)
+                line += "; at the measured copy's %.0f GB/s %.4f ms: %.0f%%" % (measured_gbs, copy_bound, 100.0 * copy_bound / ours)
         print(line)
     return failures
 
@@ -251,7 +273,11 @@ def main():
             print("no host C++ compiler (c++ or g++) on PATH")
             return 77
         cases = [c for c in cases if not c.get("gpu_only")]
-    failures = sum(run_case(case, compiler, args.device, args.peak_gbs) for case in cases)
+    measured = None
+    if args.device == "cuda":
+        measured = copy_gbs()
+        print("copy %.0f GB/s (1 GiB device-to-device, read + write)" % measured)
+    failures = sum(run_case(case, compiler, args.device, args.peak_gbs, measured) for case in cases)
     return 1 if failures else 0
 
 
