@@ -240,6 +240,21 @@ OpGraph slice_stencils(Shape grid = {70, 21, 45}) {
   return b.build({"lap", "jacobi"});
 }
 
+// A diagonal difference over a batch of grids: two taps, and an odd output width (263), so the vec4
+// kernel stores its last float4 of a row one float at a time.
+OpGraph diagonal_difference(Shape grid = {2, 9, 6, 264}) {
+  const std::optional<long long> none;
+  GraphBuilder b;
+  b.input("x", grid);
+  const Shape out = {grid[0], grid[1] - 1, grid[2] - 1, grid[3] - 1};
+  b.call("hi", "call_function", "operator.getitem", "getitem",
+         {node_arg("x"), slices({{none, none}, {1, none}, {1, none}, {1, none}})}, {}, out, "float32", "x[:, 1:, 1:, 1:]");
+  b.call("lo", "call_function", "operator.getitem", "getitem",
+         {node_arg("x"), slices({{none, none}, {none, -1}, {none, -1}, {none, -1}})}, {}, out, "float32", "x[:, :-1, :-1, :-1]");
+  b.call("diff", "call_function", "operator.sub", "sub", {node_arg("hi"), node_arg("lo")}, {}, out);
+  return b.build({"diff"});
+}
+
 OpGraph conv_stencils(Shape x = {2, 1, 20, 18, 35}) {
   GraphBuilder b;
   b.input("x", x).input("y", {2, 3, 20, 40});
@@ -337,6 +352,8 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
        {"s3_stencil3d_vec4_direct", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {"x"}},
+      {"diagonal_difference_vec4", diagonal_difference(), {{"diff", "x[:, 1:, 1:, 1:] - x[:, :-1, :-1, :-1]"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_7pt_register_z"}},
       {"conv_stencils_vec4", conv_stencils({2, 1, 10, 7, 136}),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
        {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
@@ -378,13 +395,14 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 33) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 34) << result.out;
   // Which stencil kernel ran: the vec4 one only where rows are a multiple of 4 floats.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   slice_stencils: lap max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   slice_stencils_ring"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap_vec4)\nok   slice_stencils_vec4_misaligned"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("slice_stencils_vec4_misaligned: lap max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   conv_stencils_vec4"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   diagonal_difference_vec4: diff"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_diff_vec4)\nok   conv_stencils_vec4"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_vec4)\nok   channels_last_epilogue"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
