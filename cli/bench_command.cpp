@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "engine/bench/source_commit.h"
 #include "engine/bench/speedup_plot.h"
 #include "engine/bench/summary.h"
+#include "engine/eval/allocation_notices.h"
 #include "engine/eval/evaluation_client.h"
 #include "engine/optimize/optimizer.h"
 #include "hiera/version.h"
@@ -196,10 +198,27 @@ int run_bench(const BenchArgs& args, const char* argv0, const std::vector<std::s
 
   if (args.report_only) return write_report_only(problems, out_dir, baselines, suite_name(args.dir), command_line);
 
+  // Allocations' news: pending and running show in the progress line; the
+  // rest, and everything with --quiet, as lines on stderr (above the line).
+  // Both subscribe before make_optimizer_setup, which posts the first.
+  engine::eval::AllocationNotices notices;
+  std::optional<BenchTerminalProgress> terminal;
+  if (!args.quiet) terminal.emplace(stderr, ::isatty(STDERR_FILENO) == 1, notices, static_cast<int>(problems.size()));
+  auto notice_lines = notices.subscribe([&terminal](const engine::eval::AllocationNotice& n) {
+    const bool in_progress_line =
+        n.kind == engine::eval::AllocationNoticeKind::Waiting || n.kind == engine::eval::AllocationNoticeKind::Running;
+    if (!terminal) {
+      std::cerr << "hiera bench: " << n.line << std::endl;
+    } else if (!in_progress_line) {
+      terminal->note("hiera bench: " + n.line);
+    }
+  });
+  OptimizerArgs optimizer_args = args.optimizer;
+  optimizer_args.allocation_notices = notices;
   OptimizerSetup setup;
   try {
     const json config = load_configuration(args.optimizer.config);
-    setup = make_optimizer_setup(args.optimizer, config, self_path(argv0), "hiera bench", out_dir / "runs");
+    setup = make_optimizer_setup(optimizer_args, config, self_path(argv0), "hiera bench", out_dir / "runs");
     fs::create_directories(out_dir);
   } catch (const std::exception& e) {
     return fail(kExitError, e.what());
@@ -232,15 +251,14 @@ int run_bench(const BenchArgs& args, const char* argv0, const std::vector<std::s
     return probe.ok() ? probe.name : std::string("cpu");
   };
 
-  BenchTerminalProgress progress(stderr, ::isatty(STDERR_FILENO) == 1);
   engine::CancellationToken cancel;
   g_cancel = &cancel;
   std::signal(SIGINT, on_bench_interrupt);
   engine::bench::BenchRunner runner(services, *setup.knowledge);
   const engine::bench::BenchRun run = runner.run(problems, settings, [&](const engine::bench::BenchProgress& p) {
-    if (!args.quiet) progress.update(p);
+    if (terminal) terminal->update(p);
   }, cancel);
-  progress.finish();
+  if (terminal) terminal->finish();
   pool.shutdown();
   // Ctrl-C from here on finds every problem finished: the outputs are still written.
   struct RestoreInterrupt {

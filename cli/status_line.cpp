@@ -28,6 +28,16 @@ void StatusLine::show(const std::string& line) {
   std::fflush(out_);
 }
 
+void StatusLine::note(const std::string& text) {
+  std::lock_guard lock(mutex_);
+  if (tty_ && drawn_) {
+    std::fprintf(out_, "\r\033[K%s\n%s", text.c_str(), last_.c_str());
+  } else {
+    std::fprintf(out_, "%s\n", text.c_str());
+  }
+  std::fflush(out_);
+}
+
 void StatusLine::finish() {
   std::lock_guard lock(mutex_);
   if (tty_ && drawn_) std::fputc('\n', out_);

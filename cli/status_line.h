@@ -19,6 +19,9 @@ class StatusLine {
   StatusLine(std::FILE* out, bool tty) : out_(out), tty_(tty) {}
   bool tty() const { return tty_; }
   void show(const std::string& line);
+  // A line of its own above the status line (a TTY's is redrawn below it),
+  // for news that must stay on screen: an allocation submitted or ended.
+  void note(const std::string& text);
   // Ends the line so what follows starts on a fresh one.
   void finish();
 

@@ -4,7 +4,8 @@
 # SLURM_CONF points the client commands at it; the system's Slurm and munge
 # setups are neither read nor changed), then runs the Slurm part of the
 # scale-out tests in it: workers as job steps, a step cancelled mid-job.
-# Then `hiera optimize --worker slurm,workers=2` on a CPU sample while another
+# Then `hiera optimize --worker slurm,workers=2` on a CPU sample, and `hiera
+# bench --worker slurm,workers=1` on a one-problem suite, each while another
 # job holds the node: the CLI's path from spec to allocation (pending, shown
 # in its progress line, not as a stray line) to a finished run, and the job
 # cancelled after.
@@ -102,9 +103,9 @@ if [ $status -ne 0 ]; then
   status=$?
 fi
 
-if [ $status -eq 0 ] && [ -x "$(dirname "$hiera")/hiera-worker" ]; then
-  sample=$(dirname "$0")/../../fixtures/optimize/row_loop_mlp.py
-  # Both CPUs taken, so hiera's job pends; the blocker goes once hiera shows the wait.
+# Takes both CPUs with a blocking job, so that hiera's job pends; the blocker
+# goes once hiera's stderr ($1) shows the wait. Sets $watcher (wait for it).
+hold_the_node() {
   blocker=$(sbatch --parsable --job-name=hiera-blocker --output=/dev/null --cpus-per-task=2 --wrap 'exec sleep 300')
   for _ in $(seq 100); do
     [ "$(squeue --noheader --jobs="$blocker" --format=%T 2>/dev/null)" = "RUNNING" ] && break
@@ -112,32 +113,63 @@ if [ $status -eq 0 ] && [ -x "$(dirname "$hiera")/hiera-worker" ]; then
   done
   (
     for _ in $(seq 300); do
-      grep -q "waiting: Slurm job" "$dir/optimize.err" 2>/dev/null && break
+      grep -q "waiting: Slurm job" "$1" 2>/dev/null && break
       sleep 0.2
     done
     scancel "$blocker"
   ) &
   watcher=$!
+}
+
+# The checks both commands share: submitted, pending shown in the progress
+# line (after $3, a pattern for what comes before it) and not as a stray
+# line, released, none left behind.
+check_allocation_notices() {  # name err_file progress_prefix
+  job=$(sed -n "s/^hiera $1: submitted Slurm job \([0-9]*\) .*/\1/p" "$2")
+  [ -n "$job" ] || { echo "FAILED: hiera $1 gave no submission notice" >&2; status=1; }
+  grep -q "^$3waiting: Slurm job $job is pending" "$2" ||
+    { echo "FAILED: hiera $1's progress did not show the pending allocation" >&2; status=1; }
+  if grep -q "^hiera $1: Slurm job $job is \(pending\|running\)" "$2"; then
+    echo "FAILED: hiera $1's pending allocation was a stray line beside the progress" >&2; status=1
+  fi
+  grep -q "^hiera $1: cancelled Slurm job $job: its resources are released" "$2" ||
+    { echo "FAILED: hiera $1 did not release its allocation" >&2; status=1; }
+  left=$(squeue --noheader --name=hiera-workers --states=PENDING,RUNNING 2>&1)
+  [ -z "$left" ] || { echo "FAILED: allocations left behind: $left" >&2; status=1; }
+}
+
+if [ $status -eq 0 ] && [ -x "$(dirname "$hiera")/hiera-worker" ]; then
+  sample=$(dirname "$0")/../../fixtures/optimize/row_loop_mlp.py
+  hold_the_node "$dir/optimize.err"
   # No --quiet: the progress goes to the (non-TTY) stderr, one line per change.
   "$hiera" optimize "$sample" --budget 2 --llm none --worker slurm,workers=2 --runs-dir "$dir/runs" \
     --json "$dir/result.json" >"$dir/optimize.out" 2>"$dir/optimize.err"
   code=$?
   wait "$watcher"
   cat "$dir/optimize.err" >&2
-  job=$(sed -n 's/^hiera optimize: submitted Slurm job \([0-9]*\) .*/\1/p' "$dir/optimize.err")
-  grep -q "waiting: Slurm job $job is pending" "$dir/optimize.err" ||
-    { echo "FAILED: the progress did not show the pending allocation" >&2; status=1; }
-  if grep -q "^hiera optimize: Slurm job $job is \(pending\|running\)" "$dir/optimize.err"; then
-    echo "FAILED: the pending allocation was a stray line beside the progress" >&2; status=1
-  fi
+  # Before the optimizer's first report the wait is a line of its own: no bar then.
+  check_allocation_notices optimize "$dir/optimize.err" '\(.* | \)\{0,1\}'
   # 0 improved, 3 no improvement: either way the run completed on the Slurm workers.
   if [ $code -ne 0 ] && [ $code -ne 3 ]; then echo "FAILED: hiera optimize exited $code" >&2; status=1; fi
-  grep -q "hiera optimize: submitted Slurm job" "$dir/optimize.err" || { echo "FAILED: no submission notice" >&2; status=1; }
-  grep -q "hiera optimize: cancelled Slurm job .*: its resources are released" "$dir/optimize.err" ||
-    { echo "FAILED: the allocation was not released" >&2; status=1; }
-  left=$(squeue --noheader --name=hiera-workers --states=PENDING,RUNNING 2>&1)
-  [ -z "$left" ] || { echo "FAILED: allocations left behind: $left" >&2; status=1; }
   [ $status -eq 0 ] && echo "hiera optimize --worker slurm,workers=2: waited for job $job (shown in progress), completed (exit $code), allocation released" >&2
+
+  # The same for `hiera bench` on a one-problem suite: the wait shows in the
+  # bench's line, with the suite's bar and counts.
+  mkdir -p "$dir/suite/elementwise"
+  printf '%s\n' 'import torch' '' '' 'class Model(torch.nn.Module):' '    def forward(self, x):' \
+    '        return torch.relu(x)' '' '' 'def get_inputs():' '    return [torch.randn(64, 64)]' '' '' \
+    'def get_init_inputs():' '    return []' >"$dir/suite/elementwise/relu.py"
+  echo '{}' >"$dir/config.json"
+  hold_the_node "$dir/bench.err"
+  "$hiera" bench "$dir/suite" --out "$dir/bench" --budget 1 --llm none --config "$dir/config.json" \
+    --worker slurm,workers=1 >"$dir/bench.out" 2>"$dir/bench.err"
+  code=$?
+  wait "$watcher"
+  cat "$dir/bench.err" >&2
+  check_allocation_notices bench "$dir/bench.err" '\[\.*\] 0/1 problems, 0 correct\(, 1 running\)\{0,1\} | '
+  if [ $code -ne 0 ]; then echo "FAILED: hiera bench exited $code" >&2; status=1; fi
+  grep -q "1 problem(s) run, 0 reused" "$dir/bench.err" || { echo "FAILED: hiera bench did not run its problem" >&2; status=1; }
+  [ $status -eq 0 ] && echo "hiera bench --worker slurm,workers=1: waited for job $job (shown in progress), completed, allocation released" >&2
 fi
 [ $status -eq 0 ] || { echo "--- slurmctld.log" >&2; tail -20 "$dir/slurmctld.log" >&2; echo "--- slurmd.log" >&2; tail -20 "$dir/slurmd.log" >&2; }
 exit $status

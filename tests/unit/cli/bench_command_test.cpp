@@ -1,5 +1,5 @@
-// `hiera bench`: its option parsing and fingerprint, its progress line, and
-// the real executable's answers to bad usage (exit code 2, a clear message,
+// `hiera bench`: its option parsing and fingerprint, and the real
+// executable's answers to bad usage (exit code 2, a clear message,
 // nothing written).
 #include "cli/bench_command.h"
 
@@ -7,7 +7,6 @@
 
 #include <fstream>
 
-#include "cli/bench_progress.h"
 #include "subprocess.h"
 #include "temp_directory.h"
 
@@ -53,29 +52,6 @@ TEST(BenchFingerprint, NamesEverythingThatShapesAResult) {
   EXPECT_EQ(bench_fingerprint(options, {"eager", "compile"}, {"llm:local"})["candidates_per_round"], 2);
   EXPECT_NE(bench_fingerprint(options, {"eager", "compile"}, {"llm:local"}), with_time);
   EXPECT_NE(bench_fingerprint(options, {"eager"}, {"llm:local"}), bench_fingerprint(options, {"eager", "compile"}, {"llm:local"}));
-}
-
-TEST(BenchProgressLine, ShowsTheSuiteAndTheLatestStep) {
-  engine::bench::BenchProgress p;
-  p.total = 10;
-  p.finished = 3;
-  p.reused = 1;
-  p.correct = 2;
-  p.running = 2;
-  p.problem = "fusion/relu";
-  p.step.phase = "evaluate";
-  p.step.message = "c3: passed (1.20x)";
-  EXPECT_EQ(BenchTerminalProgress::render(p, 0),
-            "[######..............] 3/10 problems (1 reused), 2 correct, 2 running | fusion/relu: evaluate: c3: passed (1.20x)");
-  p.reused = 0;
-  p.running = 0;
-  p.problem.clear();
-  p.step.phase = "probe";
-  p.step.message = "starting the workers";
-  EXPECT_EQ(BenchTerminalProgress::render(p, 0), "[######..............] 3/10 problems, 2 correct | probe: starting the workers");
-  p.step = {};
-  EXPECT_EQ(BenchTerminalProgress::render(p, 0), "[######..............] 3/10 problems, 2 correct");
-  EXPECT_EQ(BenchTerminalProgress::render(p, 20), "[######" + std::string(10, '.') + "...");  // cut to the width
 }
 
 // Bad usage exits 2 before any worker starts, says why, and writes nothing.
