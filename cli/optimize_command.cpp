@@ -56,12 +56,17 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
     return kExitError;
   }
   // Allocations' news: pending and running show in the progress line (allocation_progress.h);
-  // the rest, and everything with --quiet, as lines on stderr.
+  // the rest as lines above it, and everything with --quiet as lines on stderr.
+  TerminalProgress progress(stderr, ::isatty(STDERR_FILENO) == 1);
   engine::eval::AllocationNotices notices;
-  auto notice_lines = notices.subscribe([quiet = args.quiet](const engine::eval::AllocationNotice& n) {
+  auto notice_lines = notices.subscribe([quiet = args.quiet, &progress](const engine::eval::AllocationNotice& n) {
     const bool in_progress_line =
         n.kind == engine::eval::AllocationNoticeKind::Waiting || n.kind == engine::eval::AllocationNoticeKind::Running;
-    if (quiet || !in_progress_line) std::cerr << "hiera optimize: " << n.line << std::endl;
+    if (quiet) {
+      std::cerr << "hiera optimize: " << n.line << std::endl;
+    } else if (!in_progress_line) {
+      progress.note("hiera optimize: " + n.line);
+    }
   });
   OptimizerArgs optimizer_args = args.optimizer;
   optimizer_args.allocation_notices = notices;
@@ -75,7 +80,6 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
   engine::optimize::OptimizeOptions options = setup.options;
   options.target = std::move(target);
 
-  TerminalProgress progress(stderr, ::isatty(STDERR_FILENO) == 1);
   // Before the pool: its workers start waiting for their allocation at once.
   engine::optimize::AllocationProgress shown(notices, [&](const engine::optimize::OptimizeProgress& p) {
     if (!args.quiet) progress.update(p);

@@ -18,6 +18,8 @@ class TerminalProgress {
   void update(const engine::optimize::OptimizeProgress& progress);
   // Ends the status line so what follows starts on a fresh one.
   void finish() { line_.finish(); }
+  // A line of its own above the status line (which is redrawn below it).
+  void note(const std::string& line) { line_.note(line); }
 
   // The status line for a state, without control characters (tested exactly).
   static std::string render(const engine::optimize::OptimizeProgress& progress, int width);

@@ -106,3 +106,27 @@ TEST(TerminalProgress, RedrawsOnATtyAndAppendsOtherwise) {
 }
 
 }  // namespace
+
+// `hiera optimize` prints an allocation's other news (submitted, cancelled) as
+// its own line above the status line, which is drawn again below it.
+TEST(TerminalProgress, ANoteGoesAboveTheStatusLine) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  {
+    TerminalProgress tty(out, true);
+    tty.note("hiera optimize: Slurm job 42 submitted");  // nothing drawn yet: a plain line
+    OptimizeProgress p;
+    p.phase = "probe";
+    p.message = "reading the contract";
+    tty.update(p);
+    tty.note("hiera optimize: Slurm job 42 cancelled");
+    tty.finish();
+  }
+  std::fflush(out);
+  EXPECT_EQ(std::string(text, size),
+            "hiera optimize: Slurm job 42 submitted\n\r\033[Kprobe: reading the contract"
+            "\r\033[Khiera optimize: Slurm job 42 cancelled\nprobe: reading the contract\n");
+  std::fclose(out);
+  std::free(text);
+}
