@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "engine/propose/knowledge/kernels/elementwise_expression.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
@@ -119,6 +121,70 @@ int stencil_z_chunk(std::int64_t out_z, std::int64_t blocks_per_plane_set, int s
   return static_cast<int>((out_z + chunks - 1) / chunks);
 }
 
+// stencil3d_vec4.cu's values on top of the shared ones: the rows, chains and compiled-in sizes.
+static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel,
+                                std::map<std::string, std::string, std::less<>> values) {
+  const StencilGeometry& g = kernel.geometry;
+  if (!stencil_vec4_applies(g.dims, kernel.in_dtype, kernel.out_dtype, kernel.in_size[2]))
+    throw std::invalid_argument("stencil3d_vec4.cu is for float32 3D stencils over rows a multiple of 4 wide");
+  const std::vector<StencilChain> chains = stencil_chains(g);
+  int j_lo = 0, j_hi = 0;
+  std::string setup, loads, shifts;
+  // Every output's taps inside the input (a valid-region stencil): no row needs a bounds check.
+  const auto& in = kernel.in_size;
+  const auto& out = kernel.out_size;
+  const bool inside = g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1];
+  for (std::size_t r = 0; r < g.rows.size(); ++r) {
+    const std::string oz = std::to_string(g.rows[r].oz), oy = std::to_string(g.rows[r].oy), id = std::to_string(r);
+    setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + (long long)(" + oy + ") * nx;\n";
+    if (!inside) setup += "  const bool y" + id + " = yl + (" + oy + ") >= 0 && yl + (" + oy + ") < ny;\n";
+  }
+  for (const StencilChain& chain : chains) {
+    j_lo = std::min(j_lo, floor4(chain.lo_x));
+    j_hi = std::max(j_hi, floor4(chain.hi_x + 3));
+    // The chain is read when any of its rows is (a row guard is uniform across the block).
+    std::string guard;
+    for (const std::size_t r : chain.rows) {
+      const std::string row_guard = r < kernel.row_guards.size() ? kernel.row_guards[r] : "";
+      if (row_guard.empty()) {
+        guard.clear();
+        break;
+      }
+      guard += (guard.empty() ? "" : " || ") + row_guard;
+    }
+    auto load = [&](std::size_t r, const std::string& z, const std::string& indent) {
+      const std::string id = std::to_string(r);
+      return indent + "float4 row" + id + "[J_N]" + (guard.empty() ? ";" : " = {};") + "\n" + indent +
+             (guard.empty() ? "" : "if (" + guard + ") ") + "hiera_load_row<" + std::to_string(chain.lo_x) + ", " +
+             std::to_string(chain.hi_x) + ">(row" + id + ", at + off" + id + ", " +
+             (inside ? std::string("true")
+                     : "y" + id + " && (unsigned)(" + z + " + (" + std::to_string(g.rows[r].oz) + ")) < (unsigned)nz") +
+             ", x4, nx, lane);\n";
+    };
+    for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k) setup += load(chain.rows[k], "z_begin", "  ");
+    loads += load(chain.rows.back(), "z", "    ");
+    for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k)
+      shifts += (shifts.empty() ? "" : ", ") + ("row" + std::to_string(chain.rows[k]) + "[j] = row" + std::to_string(chain.rows[k + 1]) + "[j]");
+  }
+  if (!setup.empty()) setup.pop_back();
+  if (!loads.empty()) loads.pop_back();
+  values.erase("in_t");
+  values.erase("out_t");
+  for (const char* unused : {"tile_x", "lo_z", "hi_z", "lo_y", "hi_y", "lo_x", "hi_x", "column_y", "column_x", "plane_lo", "plane_hi"})
+    values.erase(unused);
+  values["tile_y"] = std::to_string(kVec4TileY);
+  values["j_lo"] = std::to_string(j_lo);
+  values["j_n"] = std::to_string(j_hi - j_lo + 1);
+  values["fixed_sizes"] = "nz = " + std::to_string(kernel.in_size[0]) + ", ny = " + std::to_string(kernel.in_size[1]) +
+                          ", nx = " + std::to_string(kernel.in_size[2]) + ", oz_n = " + std::to_string(kernel.out_size[0]) +
+                          ", oy_n = " + std::to_string(kernel.out_size[1]) + ", ox_n = " + std::to_string(kernel.out_size[2]) +
+                          ";  // compiled in: the launch checks them";
+  values["row_setup"] = setup;
+  values["row_loads"] = loads;
+  values["row_shifts"] = shifts.empty() ? "" : "#pragma unroll\n    for (int j = 0; j < J_N; ++j) " + shifts + ";";
+  return {kernel.name, fill_kernel_template(knowledge, "stencil3d_vec4.cu", values), {}};
+}
+
 KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel) {
   const StencilGeometry& g = kernel.geometry;
   std::vector<std::string> dtypes = {kernel.in_dtype, kernel.out_dtype};
@@ -146,66 +212,7 @@ KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const Ste
       {"update_body", join_lines(kernel.update_body, 6)},
       {"update_result", kernel.update_result},
   };
-  if (kernel.variant == StencilVariant::DirectVec4) {
-    if (!stencil_vec4_applies(g.dims, kernel.in_dtype, kernel.out_dtype, kernel.in_size[2]))
-      throw std::invalid_argument("stencil3d_vec4.cu is for float32 3D stencils over rows a multiple of 4 wide");
-    const std::vector<StencilChain> chains = stencil_chains(g);
-    int j_lo = 0, j_hi = 0;
-    std::string setup, loads, shifts;
-    // Every output's taps inside the input (a valid-region stencil): no row needs a bounds check.
-    const auto& in = kernel.in_size;
-    const auto& out = kernel.out_size;
-    const bool inside = g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1];
-    for (std::size_t r = 0; r < g.rows.size(); ++r) {
-      const std::string oz = std::to_string(g.rows[r].oz), oy = std::to_string(g.rows[r].oy), id = std::to_string(r);
-      setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + (long long)(" + oy + ") * nx;\n";
-      if (!inside) setup += "  const bool y" + id + " = yl + (" + oy + ") >= 0 && yl + (" + oy + ") < ny;\n";
-    }
-    for (const StencilChain& chain : chains) {
-      j_lo = std::min(j_lo, floor4(chain.lo_x));
-      j_hi = std::max(j_hi, floor4(chain.hi_x + 3));
-      // The chain is read when any of its rows is (a row guard is uniform across the block).
-      std::string guard;
-      for (const std::size_t r : chain.rows) {
-        const std::string row_guard = r < kernel.row_guards.size() ? kernel.row_guards[r] : "";
-        if (row_guard.empty()) {
-          guard.clear();
-          break;
-        }
-        guard += (guard.empty() ? "" : " || ") + row_guard;
-      }
-      auto load = [&](std::size_t r, const std::string& z, const std::string& indent) {
-        const std::string id = std::to_string(r);
-        return indent + "float4 row" + id + "[J_N]" + (guard.empty() ? ";" : " = {};") + "\n" + indent +
-               (guard.empty() ? "" : "if (" + guard + ") ") + "hiera_load_row<" + std::to_string(chain.lo_x) + ", " +
-               std::to_string(chain.hi_x) + ">(row" + id + ", at + off" + id + ", " +
-               (inside ? std::string("true")
-                       : "y" + id + " && (unsigned)(" + z + " + (" + std::to_string(g.rows[r].oz) + ")) < (unsigned)nz") +
-               ", x4, nx, lane);\n";
-      };
-      for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k) setup += load(chain.rows[k], "z_begin", "  ");
-      loads += load(chain.rows.back(), "z", "    ");
-      for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k)
-        shifts += (shifts.empty() ? "" : ", ") + ("row" + std::to_string(chain.rows[k]) + "[j] = row" + std::to_string(chain.rows[k + 1]) + "[j]");
-    }
-    if (!setup.empty()) setup.pop_back();
-    if (!loads.empty()) loads.pop_back();
-    values.erase("in_t");
-    values.erase("out_t");
-    for (const char* unused : {"tile_x", "lo_z", "hi_z", "lo_y", "hi_y", "lo_x", "hi_x", "column_y", "column_x", "plane_lo", "plane_hi"})
-      values.erase(unused);
-    values["tile_y"] = std::to_string(kVec4TileY);
-    values["j_lo"] = std::to_string(j_lo);
-    values["j_n"] = std::to_string(j_hi - j_lo + 1);
-    values["fixed_sizes"] = "nz = " + std::to_string(kernel.in_size[0]) + ", ny = " + std::to_string(kernel.in_size[1]) +
-                            ", nx = " + std::to_string(kernel.in_size[2]) + ", oz_n = " + std::to_string(kernel.out_size[0]) +
-                            ", oy_n = " + std::to_string(kernel.out_size[1]) + ", ox_n = " + std::to_string(kernel.out_size[2]) +
-                            ";  // compiled in: the launch checks them";
-    values["row_setup"] = setup;
-    values["row_loads"] = loads;
-    values["row_shifts"] = shifts.empty() ? "" : "#pragma unroll\n    for (int j = 0; j < J_N; ++j) " + shifts + ";";
-    return {kernel.name, fill_kernel_template(knowledge, "stencil3d_vec4.cu", values), {}};
-  }
+  if (kernel.variant == StencilVariant::DirectVec4) return vec4_source(knowledge, kernel, std::move(values));
   const bool direct = kernel.variant == StencilVariant::Direct;
   const std::string name = g.dims == 3 ? (direct ? "stencil3d_direct.cu" : "stencil3d_7pt.cu")
                                        : (direct ? "stencil2d_direct.cu" : "stencil2d_tiled.cu");
