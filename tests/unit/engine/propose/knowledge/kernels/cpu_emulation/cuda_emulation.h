@@ -4,8 +4,9 @@
 // appended) into a shared library; cuda_emulation_runtime.cpp, loaded once,
 // runs the grid: each block in turn, its threads as std::threads,
 // __syncthreads as a barrier, __shfl_xor_sync and __shfl_sync through a
-// per-warp exchange buffer, __shared__ as static storage (one block at a time). Float32 kernels
-// only (no __half). Light on purpose: every kernel compiles it.
+// per-warp exchange buffer, __shared__ as static storage (one block at a
+// time), float4/float2 as plain structs. Float32 kernels only (no __half).
+// Light on purpose: every kernel compiles it.
 #include <math.h>
 
 #include <cstddef>
