@@ -147,8 +147,30 @@ std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, cons
   for (const auto& [name, t] : graph.parameters) bytes += bytes_of(t.shape, t.dtype);
   for (const auto& [name, t] : graph.buffers) bytes += bytes_of(t.shape, t.dtype);
   double ms = ceilings.bandwidth_gbs > 0 ? bytes / (ceilings.bandwidth_gbs * 1e9) * 1e3 : 0.0;
-  const auto peak = ceilings.tflops.find(dtype);
-  if (peak != ceilings.tflops.end() && peak->second > 0) ms = std::max(ms, graph.total_flops / (peak->second * 1e12) * 1e3);
+  auto peak_of = [&](const std::string& t) {
+    const auto found = ceilings.tflops.find(t);
+    return found != ceilings.tflops.end() ? found->second : 0.0;
+  };
+  // Each node's flops at its own peak. A float32 convolution's at TF32's: PyTorch lets cuDNN use it by
+  // default (torch.backends.cudnn.allow_tf32), so the float32 peak would put the bound above the reference.
+  double flop_ms = 0.0, counted = 0.0;
+  bool bounded = true;
+  for (const auto& node : graph.nodes) {
+    if (node.flops <= 0.0) continue;
+    const std::string t = node.meta ? node.meta->dtype : dtype;
+    double peak = peak_of(t);
+    if (t == "float32" && node.kind.rfind("conv", 0) == 0) peak = std::max(peak, peak_of("tf32"));
+    if (peak <= 0.0) {
+      bounded = false;
+      break;
+    }
+    flop_ms += node.flops / (peak * 1e12) * 1e3;
+    counted += node.flops;
+  }
+  const double module_peak = peak_of(dtype);
+  if (bounded && graph.total_flops > counted && module_peak > 0.0) flop_ms += (graph.total_flops - counted) / (module_peak * 1e12) * 1e3;
+  if (!bounded) flop_ms = module_peak > 0.0 ? graph.total_flops / (module_peak * 1e12) * 1e3 : 0.0;
+  ms = std::max(ms, flop_ms);
   if (ms <= 0.0) return std::nullopt;
   return ms;
 }

@@ -42,6 +42,39 @@ TEST(ModuleSpeedOfLight, TheSlowerOfBytesOverBandwidthAndFlopsOverPeak) {
                    (2.0 * 1024 * 1024 * 512 + 1024.0 * 512) / 1e9 * 1e3);
 }
 
+// x [8, 64, 56, 56] fp32 -> conv2d(64 -> 64, 3x3) -> relu.
+graph::OpGraph conv_relu() {
+  const json meta = {{"shape", {8, 64, 56, 56}}, {"stride", {200704, 3136, 56, 1}}, {"dtype", "float32"}};
+  const double conv_flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9;
+  return graph::parse_op_graph(json{
+      {"method", "fx"}, {"class_name", "Model"}, {"forward_params", {"x"}},
+      {"parameters", {{"conv.weight", {{"shape", {64, 64, 3, 3}}, {"dtype", "float32"}}}}},
+      {"buffers", json::object()}, {"submodules", json::object()},
+      {"nodes", json::array({
+          {{"name", "x"}, {"op", "placeholder"}, {"target", "x"}, {"kind", "input"}, {"args", json::array()}, {"kwargs", json::object()}, {"meta", meta}, {"code", "x"}},
+          {{"name", "conv"}, {"op", "call_module"}, {"target", "conv"}, {"kind", "conv2d"}, {"args", {{{"node", "x"}}}}, {"kwargs", json::object()}, {"meta", meta}, {"flops", conv_flops}, {"code", "self.conv(x)"}},
+          {{"name", "relu"}, {"op", "call_function"}, {"target", "torch.relu"}, {"kind", "relu"}, {"args", {{{"node", "conv"}}}}, {"kwargs", json::object()}, {"meta", meta}, {"flops", 8.0 * 64 * 56 * 56}, {"code", "torch.relu(conv)"}},
+          {{"name", "output"}, {"op", "output"}, {"target", "output"}, {"kind", "output"}, {"args", {{{"node", "relu"}}}}, {"kwargs", json::object()}, {"meta", nullptr}, {"code", "relu"}}})},
+      {"total_flops", conv_flops + 8.0 * 64 * 56 * 56}});
+}
+
+// cuDNN runs a float32 convolution in TF32 by default: its flops count at TF32's peak, the others at float32's.
+// (On the H200 the float32 peak put fusion/02's bound at 1.84x its measured eager time.)
+TEST(ModuleSpeedOfLight, Float32ConvolutionsCountAtTheTf32Peak) {
+  plan::Ceilings c;
+  c.bandwidth_gbs = 1e9;  // bytes negligible
+  c.tflops["float32"] = 0.001;
+  c.tflops["tf32"] = 0.008;
+  const double conv_flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9, relu_flops = 8.0 * 64 * 56 * 56;
+  EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(conv_relu(), c), conv_flops / 8e9 * 1e3 + relu_flops / 1e9 * 1e3);
+  // Without a TF32 ceiling (a GPU without tensor cores) they stay at float32's.
+  c.tflops.erase("tf32");
+  EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(conv_relu(), c), (conv_flops + relu_flops) / 1e9 * 1e3);
+  // A linear layer's float32 matmul is not a convolution: TF32 is off for matmuls by default.
+  c.tflops["tf32"] = 0.008;
+  EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(linear_relu(), c), (2.0 * 1024 * 1024 * 512 + 1024.0 * 512) / 1e9 * 1e3);
+}
+
 TEST(ModuleSpeedOfLight, NoneWithoutCeilings) {
   EXPECT_FALSE(module_speed_of_light_ms(linear_relu(), plan::Ceilings{}).has_value());
 }
