@@ -256,4 +256,20 @@ std::string stencil_launch_vec4_or_direct(const StencilKernel& vec4, const Stenc
          ") and " + input + ".data_ptr() % 16 == 0 else " + stencil_launch(direct, input, output, out_shape, extra_args, z_chunk);
 }
 
+std::string stencil_launch_vec4_planes_or_direct(const StencilKernel& vec4, const StencilKernel& direct,
+                                                 const std::string& input, const std::string& output,
+                                                 const std::string& out_shape, const std::string& extra_args) {
+  const auto& n = vec4.in_size;
+  const auto& o = vec4.out_size;
+  const int z_chunk = stencil_vec4_z_chunk(o[0]);
+  auto text = [](std::int64_t v) { return std::to_string(v); };
+  const std::string grid = "(" + text((o[2] + 4 * kVec4Threads - 1) / (4 * kVec4Threads)) + ", " +
+                           text((o[1] + kVec4TileY - 1) / kVec4TileY) + ", " + text((o[0] + z_chunk - 1) / z_chunk) + ")";
+  return "_kernel(\"" + vec4.name + "\")(" + grid + ", (" + text(kVec4Threads) + ", " + text(kVec4TileY) + "), " + input +
+         ", " + output + extra_args + ", " + text(n[2]) + ", " + text(n[1]) + ", " + text(n[0]) + ", " + text(o[2]) + ", " +
+         text(o[1]) + ", " + text(o[0]) + ", " + text(z_chunk) + ") if " + input + ".numel() == " + text(n[0] * n[1] * n[2]) +
+         " and " + input + ".shape[-2:] == (" + text(n[1]) + ", " + text(n[2]) + ") and " + input +
+         ".data_ptr() % 16 == 0 else " + stencil_launch(direct, input, output, out_shape, extra_args, 0);
+}
+
 }  // namespace hiera::engine::propose::knowledge_proposer::kernels

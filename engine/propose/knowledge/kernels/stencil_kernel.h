@@ -111,5 +111,11 @@ std::string stencil_launch(const StencilKernel& kernel, const std::string& input
 std::string stencil_launch_vec4_or_direct(const StencilKernel& vec4, const StencilKernel& direct, const std::string& input,
                                           const std::string& output, const std::string& out_shape,
                                           const std::string& extra_args, int z_chunk);
+// The same for a 2D stencil whose planes the vec4 kernel marches through as
+// its z: the launch's grid is fixed by the compiled-in sizes, and the check is
+// on `input`'s whole shape; `direct` is the 2D direct kernel.
+std::string stencil_launch_vec4_planes_or_direct(const StencilKernel& vec4, const StencilKernel& direct,
+                                                 const std::string& input, const std::string& output,
+                                                 const std::string& out_shape, const std::string& extra_args);
 
 }  // namespace hiera::engine::propose::knowledge_proposer::kernels

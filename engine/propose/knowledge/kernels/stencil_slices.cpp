@@ -1,6 +1,8 @@
 #include "engine/propose/knowledge/kernels/stencil_slices.h"
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
 #include <optional>
 
 #include "engine/propose/knowledge/kernels/elementwise_expression.h"
@@ -144,11 +146,17 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
     kernel.variant = kind;
     kernel.in_dtype = base.meta->dtype;
     kernel.out_dtype = root.meta->dtype;
-    kernel.geometry = stencil_geometry(dims, taps);
+    // The vec4 kernel is 3D: a 2D stencil's planes are its batch, one z plane each (every tap at oz = 0).
+    const bool planes = kind == StencilVariant::DirectVec4 && dims == 2;
+    kernel.geometry = stencil_geometry(planes ? 3 : dims, taps);
     if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
     if (dims == 3) {
       for (std::size_t d = 0; d < 3; ++d)
         kernel.in_size[d] = shape[shape.size() - 3 + d], kernel.out_size[d] = root.meta->shape[root.meta->shape.size() - 3 + d];
+    } else if (planes) {
+      const std::int64_t batch = std::accumulate(shape.begin(), shape.end() - 2, std::int64_t{1}, std::multiplies<>());
+      kernel.in_size = {batch, shape[rank - 2], shape[rank - 1]};
+      kernel.out_size = {batch, root.meta->shape[rank - 2], root.meta->shape[rank - 1]};
     }
     ProgramOptions program_options;
     program_options.shape = root.meta->shape;
@@ -163,12 +171,19 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
     kernel.helpers = program.helpers();
     return kernel;
   };
-  const StencilKernel kernel = make_kernel(variant, "stencil_" + group.root);
-  const bool vec4 = variant == StencilVariant::Direct && stencil_vec4_applies(dims, base.meta->dtype, root.meta->dtype, shape.back());
+  // 2D: DirectVec4 asks for the vec4 kernel over the planes, with the scalar direct kernel as its fallback.
+  const bool planes = variant == StencilVariant::DirectVec4 && dims == 2;
+  if (variant == StencilVariant::DirectVec4 && !planes) throw std::invalid_argument("3D stencils take vec4 through Direct");
+  if (planes && !stencil_vec4_applies(3, base.meta->dtype, root.meta->dtype, shape.back()))
+    throw Unsupported(group.root + ": the vec4 kernel needs float32 rows a multiple of 4 floats wide");
+  const StencilKernel kernel = make_kernel(planes ? StencilVariant::Direct : variant, "stencil_" + group.root);
+  const bool vec4 = planes || (variant == StencilVariant::Direct &&
+                               stencil_vec4_applies(dims, base.meta->dtype, root.meta->dtype, shape.back()));
 
   Replacement replacement;
-  const bool direct = variant == StencilVariant::Direct;
-  replacement.recipe = dims == 2     ? (direct ? "s3_stencil2d_direct_l1" : "s3_stencil2d_shared_tile")
+  const bool direct = variant != StencilVariant::SharedRing;
+  replacement.recipe = planes        ? "s3_stencil2d_vec4_direct"
+                       : dims == 2   ? (direct ? "s3_stencil2d_direct_l1" : "s3_stencil2d_shared_tile")
                        : vec4              ? "s3_stencil3d_vec4_direct"
                        : direct            ? "s3_stencil3d_direct_l1"
                        : taps.size() <= 7  ? "s3_stencil3d_7pt_register_z"
@@ -204,8 +219,9 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   // The output's shape is the slices' own (a view costs nothing).
   s.push_back(prefix + "shape = " + slices[0].node->code + ".shape");
   s.push_back(group.root + " = torch.empty(" + prefix + "shape, dtype=" + out_dtype + ", device=" + prefix + "x.device)");
-  s.push_back(vec4 ? stencil_launch_vec4_or_direct(vec4_kernel, kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk)
-                   : stencil_launch(kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk));
+  s.push_back(planes ? stencil_launch_vec4_planes_or_direct(vec4_kernel, kernel, prefix + "x", group.root, prefix + "shape", "")
+              : vec4  ? stencil_launch_vec4_or_direct(vec4_kernel, kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk)
+                      : stencil_launch(kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk));
   return replacement;
 }
 
@@ -234,6 +250,14 @@ std::vector<Replacement> find_slice_stencils(const graph::OpGraph& graph, std::s
         continue;
       Replacement replacement = build(graph, group, slices, options, StencilVariant::SharedRing);
       covered.insert(replacement.covered.begin(), replacement.covered.end());
+      // 2D float32 over rows of 4 floats: the vec4 kernel over the planes first (not yet timed on a GPU in
+      // 2D, so the scalar direct variant stays a candidate of its own).
+      try {
+        out.push_back(build(graph, group, slices, options, StencilVariant::DirectVec4));
+      } catch (const Unsupported&) {
+        // 3D, or not float32 rows of 4 floats: Direct below covers it
+      } catch (const std::invalid_argument&) {
+      }
       // The direct-read variant goes first: on the H200 the shared-memory variants waited on their barriers.
       out.push_back(build(graph, group, slices, options, StencilVariant::Direct));
       out.push_back(std::move(replacement));

@@ -191,16 +191,35 @@ TEST(StencilSlices, Batched2DStencilIsATiledKernel) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_slice_stencils(graph, covered, options(), skipped);
-  ASSERT_EQ(found.size(), 2u);
-  const Replacement& direct = found[0];
+  ASSERT_EQ(found.size(), 3u);
+  // float32 rows of 1024: first the vec4 kernel over the 4 planes (sizes compiled in, grid fixed by them),
+  // falling back on the scalar direct kernel for any other shape or a misaligned start.
+  const Replacement& vec4 = found[0];
+  EXPECT_EQ(vec4.recipe, "s3_stencil2d_vec4_direct");
+  ASSERT_EQ(vec4.kernels.size(), 2u);
+  EXPECT_EQ(vec4.kernels[0].name, "stencil_mul_vec4");
+  EXPECT_EQ(vec4.kernels[1].name, "stencil_mul");
+  EXPECT_EQ(vec4.statements[4],
+            "_kernel(\"stencil_mul_vec4\")((2, 256, 1), (128, 4), _mul_x, mul, 1024, 1024, 4, 1022, 1022, 4, 4) if "
+            "_mul_x.numel() == 4194304 and _mul_x.shape[-2:] == (1024, 1024) and _mul_x.data_ptr() % 16 == 0 else " +
+                found[1].statements[4]);
+  EXPECT_THAT(vec4.kernels[0].source, HasSubstr("  nz = 4, ny = 1024, nx = 1024, oz_n = 4, oy_n = 1022, ox_n = 1022;"));
+  // Three rows (oy 0, 1, 2) in one plane: no chains to march, no bounds checks (a valid-region stencil).
+  EXPECT_THAT(vec4.kernels[0].source, HasSubstr("    hiera_load_row<1, 1>(row0, at + off0, true, x4, nx, lane);\n"
+                                                "    float4 row1[J_N];\n"
+                                                "    hiera_load_row<0, 2>(row1, at + off1, true, x4, nx, lane);\n"));
+  EXPECT_THAT(vec4.kernels[0].source, HasSubstr("const float t0 = TAP(0, 1) + TAP(2, 1);\n"));
+  EXPECT_THAT(vec4.kernels[0].source, Not(HasSubstr("row0[j] = ")));
+  hiera::testing::expect_kernels_compile(vec4);
+  const Replacement& direct = found[1];
   EXPECT_EQ(direct.recipe, "s3_stencil2d_direct_l1");
-  EXPECT_EQ(direct.statements[4], found[1].statements[4]);  // the same launch geometry as the tile
+  EXPECT_EQ(direct.statements[4], found[2].statements[4]);  // the same launch geometry as the tile
   EXPECT_EQ(direct.kernels[0].source.rfind("// hiera: generated from knowledge/templates/stencil2d_direct.cu\n", 0), 0u);
   EXPECT_THAT(direct.kernels[0].source, HasSubstr("#define IN(oy, ox) static_cast<float>(at[(oy) * nx + (ox)])"));
   EXPECT_THAT(direct.kernels[0].source, HasSubstr("#define IN(oy, ox) load(yo + (oy), xo + (ox))"));
   EXPECT_THAT(direct.kernels[0].source, Not(HasSubstr("__syncthreads")));
   hiera::testing::expect_kernels_compile(direct);
-  const Replacement& r = found[1];
+  const Replacement& r = found[2];
   EXPECT_EQ(r.recipe, "s3_stencil2d_shared_tile");
   EXPECT_EQ(r.description, "4-point 2D stencil over u (shifted slices) as one kernel with its coefficients compiled in");
   EXPECT_EQ(r.statements[2], "_mul_shape = u[:, :-2, 1:-1].shape");
