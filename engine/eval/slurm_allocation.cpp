@@ -128,11 +128,13 @@ std::optional<std::string> SlurmAllocation::wait_ready(const CancellationToken& 
       const bool unexamined = state == "PENDING" && (reason.empty() || reason == "None") && last_state_.empty() && !looked;
       looked = true;
       if (!unexamined) {
-        if (state != last_state_) {
+        // A new state, or a new reason for the same one (Resources, then Priority): the user hears it.
+        if (state != last_state_ || reason != last_reason_) {
           notice(AllocationNoticeKind::Waiting, describe() + " is " + (state == "PENDING" ? std::string("pending") : state) +
                  (reason.empty() || reason == "None" ? std::string() : " (" + reason + ")") + "; workers start when it runs");
         }
         last_state_ = state;
+        last_reason_ = reason;
       }
     } else if (run.err.find("Invalid job id") != std::string::npos) {
       return ended(describe() + " is no longer known to Slurm (it ended)");

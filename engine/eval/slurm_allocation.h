@@ -47,9 +47,9 @@ class SlurmAllocation final : public WorkerAllocation {
   ~SlurmAllocation() override;  // release()
 
   // squeue until the job runs (nullopt), ends or is gone (the reason).
-  // Pending states are noticed once each (with Slurm's reason; a job just
-  // submitted gets a second look when it has none yet); after one, the job
-  // running or ending is noticed too (the wait is over).
+  // Pending states are noticed once each, and again when Slurm's reason
+  // changes (a job just submitted gets a second look when it has none yet);
+  // after one, the job running or ending is noticed too (the wait is over).
   std::optional<std::string> wait_ready(const CancellationToken& stop) override;
   // scancel, once, for a job hiera submitted; nothing for an attached one.
   void release() override;
@@ -76,6 +76,7 @@ class SlurmAllocation final : public WorkerAllocation {
   SlurmTools tools_;
   std::mutex mutex_;  // one squeue at a time, and release()
   std::string last_state_;
+  std::string last_reason_;  // Slurm's reason with last_state_, while it pends
   bool released_ = false;
 };
 

@@ -124,6 +124,17 @@ TEST_F(SlurmAllocationTest, MemoryIsTheHoldingJobsAndEachStepMayUseItWithoutRese
                                       "--kill-on-bad-exit=1", "hiera", "worker"}));
 }
 
+TEST_F(SlurmAllocationTest, ANewReasonForTheWaitIsToldOnceAsWell) {
+  states("PENDING|Resources\nPENDING|Resources\nPENDING|Priority\nPENDING|Priority\nRUNNING|None\n");
+  auto allocation = SlurmAllocation::request(parse_slurm_worker("slurm"), recorder(), tools_);
+  EXPECT_EQ(allocation->wait_ready(CancellationToken()), std::nullopt);
+  EXPECT_THAT(full_notices(),
+              ElementsAre(AllocationNotice{Kind::Info, "Slurm job 42", "submitted Slurm job 42 to hold 1 worker(s); it is cancelled when the run ends"},
+                          AllocationNotice{Kind::Waiting, "Slurm job 42", "Slurm job 42 is pending (Resources); workers start when it runs"},
+                          AllocationNotice{Kind::Waiting, "Slurm job 42", "Slurm job 42 is pending (Priority); workers start when it runs"},
+                          AllocationNotice{Kind::Running, "Slurm job 42", "Slurm job 42 is running"}));
+}
+
 TEST_F(SlurmAllocationTest, AJobTheSchedulerHasNotLookedAtYetGetsASecondLookForItsReason) {
   states("PENDING|None\nPENDING|Resources\nRUNNING|None\n");
   auto allocation = SlurmAllocation::request(parse_slurm_worker("slurm"), recorder(), tools_);
