@@ -29,7 +29,8 @@ std::string written(const std::function<void(std::FILE*)>& write) {
   return result;
 }
 
-TEST(BenchProgressLine, ShowsTheSuiteAndTheLatestStep) {
+// A suite three problems in, one of them reused, two running, the latest step c3's verdict.
+engine::bench::BenchProgress mid_suite() {
   engine::bench::BenchProgress p;
   p.total = 10;
   p.finished = 3;
@@ -39,6 +40,11 @@ TEST(BenchProgressLine, ShowsTheSuiteAndTheLatestStep) {
   p.problem = "fusion/relu";
   p.step.phase = "evaluate";
   p.step.message = "c3: passed (1.20x)";
+  return p;
+}
+
+TEST(BenchProgressLine, ShowsTheSuiteAndTheLatestStep) {
+  engine::bench::BenchProgress p = mid_suite();
   EXPECT_EQ(BenchTerminalProgress::render(p, 0),
             "[######..............] 3/10 problems (1 reused), 2 correct, 2 running | fusion/relu: evaluate: c3: passed (1.20x)");
   p.reused = 0;
@@ -53,15 +59,7 @@ TEST(BenchProgressLine, ShowsTheSuiteAndTheLatestStep) {
 }
 
 TEST(BenchProgressLine, APendingAllocationTakesTheStepsPlace) {
-  engine::bench::BenchProgress p;
-  p.total = 10;
-  p.finished = 3;
-  p.reused = 1;
-  p.correct = 2;
-  p.running = 2;
-  p.problem = "fusion/relu";
-  p.step.phase = "evaluate";
-  p.step.message = "c3: passed (1.20x)";
+  engine::bench::BenchProgress p = mid_suite();
   p.step.waiting = "Slurm job 42 is pending (Resources); workers start when it runs";
   // The wait is the suite's, not the problem's: no problem name before it.
   EXPECT_EQ(BenchTerminalProgress::render(p, 0),
