@@ -173,7 +173,8 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
   };
   // 2D: DirectVec4 asks for the vec4 kernel over the planes, with the scalar direct kernel as its fallback.
   const bool planes = variant == StencilVariant::DirectVec4 && dims == 2;
-  if (variant == StencilVariant::DirectVec4 && !planes) throw std::invalid_argument("3D stencils take vec4 through Direct");
+  if (variant == StencilVariant::DirectVec4 && !planes)
+    throw Unsupported(group.root + ": a 3D stencil has the vec4 kernel in its direct candidate");
   if (planes && !stencil_vec4_applies(3, base.meta->dtype, root.meta->dtype, shape.back()))
     throw Unsupported(group.root + ": the vec4 kernel needs float32 rows a multiple of 4 floats wide");
   const StencilKernel kernel = make_kernel(planes ? StencilVariant::Direct : variant, "stencil_" + group.root);
@@ -256,7 +257,6 @@ std::vector<Replacement> find_slice_stencils(const graph::OpGraph& graph, std::s
         out.push_back(build(graph, group, slices, options, StencilVariant::DirectVec4));
       } catch (const Unsupported&) {
         // 3D, or not float32 rows of 4 floats: Direct below covers it
-      } catch (const std::invalid_argument&) {
       }
       // The direct-read variant goes first: on the H200 the shared-memory variants waited on their barriers.
       out.push_back(build(graph, group, slices, options, StencilVariant::Direct));
