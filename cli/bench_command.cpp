@@ -204,15 +204,10 @@ int run_bench(const BenchArgs& args, const char* argv0, const std::vector<std::s
   engine::eval::AllocationNotices notices;
   std::optional<BenchTerminalProgress> terminal;
   if (!args.quiet) terminal.emplace(stderr, ::isatty(STDERR_FILENO) == 1, notices, static_cast<int>(problems.size()));
-  auto notice_lines = notices.subscribe([&terminal](const engine::eval::AllocationNotice& n) {
-    const bool in_progress_line =
-        n.kind == engine::eval::AllocationNoticeKind::Waiting || n.kind == engine::eval::AllocationNoticeKind::Running;
-    if (!terminal) {
-      std::cerr << "hiera bench: " << n.line << std::endl;
-    } else if (!in_progress_line) {
-      terminal->note("hiera bench: " + n.line);
-    }
-  });
+  auto notice_lines = show_allocation_notices(
+      notices, "hiera bench",
+      terminal ? std::function<void(const std::string&)>([&terminal](const std::string& line) { terminal->note(line); })
+               : nullptr);
   OptimizerArgs optimizer_args = args.optimizer;
   optimizer_args.allocation_notices = notices;
   OptimizerSetup setup;

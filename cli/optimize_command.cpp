@@ -59,15 +59,9 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
   // the rest as lines above it, and everything with --quiet as lines on stderr.
   TerminalProgress progress(stderr, ::isatty(STDERR_FILENO) == 1);
   engine::eval::AllocationNotices notices;
-  auto notice_lines = notices.subscribe([quiet = args.quiet, &progress](const engine::eval::AllocationNotice& n) {
-    const bool in_progress_line =
-        n.kind == engine::eval::AllocationNoticeKind::Waiting || n.kind == engine::eval::AllocationNoticeKind::Running;
-    if (quiet) {
-      std::cerr << "hiera optimize: " << n.line << std::endl;
-    } else if (!in_progress_line) {
-      progress.note("hiera optimize: " + n.line);
-    }
-  });
+  auto notice_lines = show_allocation_notices(
+      notices, "hiera optimize",
+      args.quiet ? nullptr : std::function<void(const std::string&)>([&progress](const std::string& line) { progress.note(line); }));
   OptimizerArgs optimizer_args = args.optimizer;
   optimizer_args.allocation_notices = notices;
   OptimizerSetup setup;

@@ -1,5 +1,7 @@
 #include "cli/optimizer_setup.h"
 
+#include <iostream>
+
 namespace hiera::cli {
 
 void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string& workers_help) {
@@ -19,6 +21,20 @@ void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string
   cmd.add_option("--runs-dir", args.runs_dir, "Where run logs go (default: .hiera/runs)");
   cmd.add_option("--knowledge", args.knowledge_dir, "Knowledge directory (default: the installed one)");
   cmd.add_option("--target-gpu", args.target_gpu, "Knowledge GPU id for estimates when no GPU is probed (default: h200)");
+}
+
+engine::eval::AllocationNotices::Subscription show_allocation_notices(const engine::eval::AllocationNotices& notices,
+                                                                     const std::string& program,
+                                                                     std::function<void(const std::string&)> note) {
+  return notices.subscribe([program, note = std::move(note)](const engine::eval::AllocationNotice& n) {
+    const bool in_progress_line =
+        n.kind == engine::eval::AllocationNoticeKind::Waiting || n.kind == engine::eval::AllocationNoticeKind::Running;
+    if (!note) {
+      std::cerr << program << ": " << n.line << std::endl;
+    } else if (!in_progress_line) {
+      note(program + ": " + n.line);
+    }
+  });
 }
 
 }  // namespace hiera::cli

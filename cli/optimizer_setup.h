@@ -4,11 +4,13 @@
 // make_optimizer_setup (engine/optimize/optimizer_setup.h), so the two
 // commands (and the LSP server's jobs) run the very same optimizer.
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "engine/eval/allocation_notices.h"
 #include "engine/optimize/optimizer_setup.h"
 
 namespace hiera::cli {
@@ -20,6 +22,15 @@ struct OptimizerArgs : engine::optimize::OptimizerSetupArgs {
 // Registers the shared options on a subcommand; `workers_help` says what
 // --workers defaults to there.
 void add_optimizer_options(CLI::App& command, OptimizerArgs& args, const std::string& workers_help);
+
+// Allocations' news on a terminal, as both commands show it: pending and
+// running belong to the progress line (engine/optimize/allocation_progress.h);
+// the rest go through `note` as "PROGRAM: line" above it. Without `note`
+// (--quiet), every notice is a line on stderr. Subscribe before
+// make_optimizer_setup, which posts the first.
+[[nodiscard]] engine::eval::AllocationNotices::Subscription show_allocation_notices(
+    const engine::eval::AllocationNotices& notices, const std::string& program,
+    std::function<void(const std::string&)> note);
 
 using engine::optimize::load_configuration;
 using engine::optimize::make_optimizer_setup;
