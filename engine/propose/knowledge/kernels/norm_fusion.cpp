@@ -191,9 +191,11 @@ std::vector<Replacement> find_norm_fusions(const graph::OpGraph& graph, std::set
                                            : instance_norm(graph, node);
       op.per_element = true;
       op.template_name = "welford_layernorm.cu";
-      Replacement replacement = fuse_segmented_op(graph, elementwise_groups(graph, covered), covered, op, options);
-      covered.insert(replacement.covered.begin(), replacement.covered.end());
-      out.push_back(std::move(replacement));
+      op.register_stats = RegisterStats::Norm;
+      for (auto& replacement : fuse_segmented_op(graph, elementwise_groups(graph, covered), covered, op, options)) {
+        covered.insert(replacement.covered.begin(), replacement.covered.end());
+        out.push_back(std::move(replacement));
+      }
     } catch (const Unsupported& e) {
       skipped.push_back({node.name, e.what()});
     }

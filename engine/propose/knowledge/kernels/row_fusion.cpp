@@ -1,6 +1,7 @@
 #include "engine/propose/knowledge/kernels/row_fusion.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/propose/knowledge/kernels/elementwise_fusion.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
@@ -39,8 +40,13 @@ std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& me
   return out;
 }
 
-Replacement build(const graph::OpGraph& graph, const SegmentedOp& op, const ElementwiseGroup* prologue,
-                  const ElementwiseGroup* epilogue, const KernelRewriteOptions& options) {
+// `broadcast`: the epilogue reads the op's per-row value over the whole row
+// (x * rsqrt(mean(x^2) + eps)): only the row-in-registers kernel can do that,
+// with its any-length entry point for rows of another length.
+std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& op, const ElementwiseGroup* prologue,
+                               const ElementwiseGroup* epilogue, const KernelRewriteOptions& options,
+                               bool broadcast = false) {
+  const bool per_element = op.per_element || broadcast;
   const graph::Node& node = *op.node;
   const graph::Node* input = graph.find(op.input);
   if (!input || !input->meta) throw Unsupported(node.name + ": its input is not a tensor");
@@ -69,15 +75,15 @@ Replacement build(const graph::OpGraph& graph, const SegmentedOp& op, const Elem
   const std::string input_result = in_program.value(op.input);
 
   ProgramOptions out_options;
-  out_options.shape = op.per_element ? input->meta->shape : value_node->meta->shape;
-  out_options.shape_python = prefix + (op.per_element ? "in_shape" : "out_shape");
+  out_options.shape = per_element ? input->meta->shape : value_node->meta->shape;
+  out_options.shape_python = prefix + (per_element ? "in_shape" : "out_shape");
   out_options.prefix = "b";
   out_options.index64 = index64;
   std::set<std::string> out_members = {value_node->name};
   if (epilogue) out_members.insert(epilogue->members.begin(), epilogue->members.end());
-  if (op.per_element && prologue) out_members.insert(prologue->members.begin(), prologue->members.end());
+  if (per_element && prologue) out_members.insert(prologue->members.begin(), prologue->members.end());
   ElementwiseProgram out_program(graph, out_members, out_options);
-  if (op.per_element) out_program.bind(op.input, "x");
+  if (per_element) out_program.bind(op.input, "x");
   out_program.set_custom(value_node->name, op.value);
   const std::string output_result = out_program.value(produces);
   // A per-row epilogue cannot read what only the prologue computes, per element.
@@ -134,8 +140,8 @@ Replacement build(const graph::OpGraph& graph, const SegmentedOp& op, const Elem
   s.push_back(prefix + "rows = " + op.rows_python(prefix + "in_shape"));
   s.push_back(prefix + "cols = " + op.cols_python(prefix + "in_shape"));
   if (strided) s.push_back(prefix + "inner = " + op.inner_python(prefix + "in_shape"));
-  if (!op.per_element) s.push_back(prefix + "out_shape = " + op.output_shape_python(prefix + "in_shape"));
-  s.push_back(produces + " = torch.empty(" + prefix + (op.per_element ? "in_shape" : "out_shape") + ", dtype=" +
+  if (!per_element) s.push_back(prefix + "out_shape = " + op.output_shape_python(prefix + "in_shape"));
+  s.push_back(produces + " = torch.empty(" + prefix + (per_element ? "in_shape" : "out_shape") + ", dtype=" +
               output_dtype(programs, result->meta->dtype, options.allowed_precisions) +
               ", device=" + output_device(programs) + ")");
   if (!index64)
@@ -143,18 +149,78 @@ Replacement build(const graph::OpGraph& graph, const SegmentedOp& op, const Elem
   const std::string arguments = join_arguments(
       {launch_arguments(in_program), launch_arguments(out_program), produces, "nvrtc_runtime.int64(" + prefix + "rows)",
        "nvrtc_runtime.int64(" + prefix + "cols)", strided ? "nvrtc_runtime.int64(" + prefix + "inner)" : ""});
+  std::string streaming_launch;
   if (strided) {
-    s.push_back("_kernel(\"" + entry + "\")(_grid(" + prefix + "rows * " + prefix + "inner, 256), 256, " + arguments + ")");
+    streaming_launch =
+        "_kernel(\"" + entry + "\")(_grid(" + prefix + "rows * " + prefix + "inner, 256), 256, " + arguments + ")";
   } else {
     const std::string block =
         "(" + std::to_string(config.segment_threads) + ", " + std::to_string(config.rows_per_block) + ")";
-    s.push_back("_kernel(\"" + entry + "\")(_grid(" + prefix + "rows, " + std::to_string(config.rows_per_block) + "), " +
-                block + ", " + arguments + ")");
+    streaming_launch = "_kernel(\"" + entry + "\")(_grid(" + prefix + "rows, " +
+                       std::to_string(config.rows_per_block) + "), " + block + ", " + arguments + ")";
   }
-  return replacement;
+  std::vector<Replacement> variants;
+  const auto registers = strided ? std::nullopt : registers_config(op.cols);
+  if (broadcast && !registers)
+    throw Unsupported(node.name + ": rows of " + std::to_string(op.cols) + " are too long to hold in registers");
+  s.push_back(streaming_launch);
+  if (per_element && op.register_stats != RegisterStats::None && registers) {
+    // The same statements, the last one launching the row-in-registers kernel
+    // for rows of the captured length and the streaming kernel otherwise.
+    Replacement in_registers = replacement;
+    in_registers.recipe = "s3_row_in_registers";
+    in_registers.description = op_list(graph, covered) + ": " + op.description + " fused into one kernel (rows of " +
+                               std::to_string(op.cols) + " held in registers, " +
+                               (registers->segment_threads == 32 ? std::string("one warp per row")
+                                                                 : std::to_string(registers->segment_threads) +
+                                                                       " threads per row") +
+                               ")";
+    auto row_values = values;
+    row_values["kernel_name"] = kernel + "_rows";
+    row_values["cols"] = std::to_string(op.cols);
+    row_values["segment_threads"] = std::to_string(registers->segment_threads);
+    row_values["rows_per_block"] = std::to_string(registers->rows_per_block);
+    row_values["stats"] = std::to_string(static_cast<int>(op.register_stats));
+    for (const char* key : {"eps", "identity", "combine"})
+      if (!row_values.count(key)) row_values[key] = "0.0f";
+    const KernelSource row_kernel = {kernel + "_rows",
+                                     fill_kernel_template(*options.knowledge, "row_registers.cu", row_values), {}};
+    const std::string rpb = std::to_string(registers->rows_per_block);
+    const std::string row_launch = "((" + prefix + "rows + " + rpb + " - 1) // " + rpb + ", (" +
+                                   std::to_string(registers->segment_threads) + ", " + rpb + "), " +
+                                   join_arguments({launch_arguments(in_program), launch_arguments(out_program), produces,
+                                                   "nvrtc_runtime.int64(" + prefix + "rows)"});
+    const std::string fallback = broadcast ? "_kernel(\"" + kernel + "_rows_any_length\")" + row_launch +
+                                                 ", nvrtc_runtime.int64(" + prefix + "cols))"
+                                           : streaming_launch;
+    if (broadcast) {
+      in_registers.description = op_list(graph, covered) + ": " + op.description +
+                                 " and its use over each row fused into one kernel" +
+                                 in_registers.description.substr(in_registers.description.find(" (rows of"));
+      // The same source, its other entry point: each KernelSource is one name _kernel() compiles.
+      in_registers.kernels = {row_kernel, {kernel + "_rows_any_length", row_kernel.source, {}}};
+    } else {
+      in_registers.kernels.insert(in_registers.kernels.begin(), row_kernel);
+    }
+    in_registers.statements.back() = "_kernel(\"" + kernel + "_rows\")" + row_launch + ") if " + prefix +
+                                     "cols == " + std::to_string(op.cols) + " else " + fallback;
+    variants.push_back(std::move(in_registers));
+  }
+  if (!broadcast) variants.push_back(std::move(replacement));
+  return variants;
 }
 
 }  // namespace
+
+std::optional<SegmentConfig> registers_config(std::int64_t cols) {
+  if (cols <= 0) return std::nullopt;
+  // A warp per row up to 32 values a thread; longer rows a block, at most 16 values a thread.
+  if (cols <= 32 * kMaxWarpRowValues) return SegmentConfig{32, 4};
+  int threads = 64;
+  while (threads < 1024 && static_cast<std::int64_t>(threads) * kMaxBlockRowValues < cols) threads *= 2;
+  if (static_cast<std::int64_t>(threads) * kMaxBlockRowValues < cols) return std::nullopt;
+  return SegmentConfig{threads, 1};
+}
 
 SegmentConfig segment_config(std::int64_t cols) {
   if (cols <= 1024) return {32, 8};
@@ -180,9 +246,9 @@ std::int64_t product(const std::vector<std::int64_t>& shape, std::size_t from, s
   return out;
 }
 
-Replacement fuse_segmented_op(const graph::OpGraph& graph, const std::vector<ElementwiseGroup>& groups,
-                              const std::set<std::string>& covered, const SegmentedOp& op,
-                              const KernelRewriteOptions& options) {
+std::vector<Replacement> fuse_segmented_op(const graph::OpGraph& graph, const std::vector<ElementwiseGroup>& groups,
+                                           const std::set<std::string>& covered, const SegmentedOp& op,
+                                           const KernelRewriteOptions& options) {
   if (!options.knowledge) throw std::invalid_argument("find_kernel_rewrites needs options.knowledge for its templates");
   // The input may be another kernel's output (a produced node); the op itself must be free.
   if (covered.count(op.node->name) || covered.count(op.result)) throw Unsupported(op.node->name + " is taken");
@@ -204,6 +270,26 @@ Replacement fuse_segmented_op(const graph::OpGraph& graph, const std::vector<Ele
     const graph::Node* root = graph.find(epilogue->root);
     if (intersects(epilogue->members, covered) || !root || !root->meta || root->meta->shape != value_node->meta->shape)
       epilogue = nullptr;
+  }
+  // A reduction whose every use is one elementwise group over the reduced rows
+  // (the group's result has the input's shape): one kernel for the row's value and its use.
+  if (op.register_stats == RegisterStats::Reduction && !op.per_element && op.inner == 1 && !epilogue &&
+      !value_node->users.empty()) {
+    const ElementwiseGroup* row_use = group_with_member(groups, value_node->users.front());
+    const graph::Node* input = graph.find(op.input);
+    bool holds_every_use = row_use && !intersects(row_use->members, covered);
+    for (const auto& user : value_node->users) holds_every_use = holds_every_use && row_use->members.count(user);
+    const graph::Node* root = holds_every_use ? graph.find(row_use->root) : nullptr;
+    if (root && root->meta && input && input->meta && root->meta->shape == input->meta->shape) {
+      for (const ElementwiseGroup* pro : {prologue, static_cast<const ElementwiseGroup*>(nullptr)}) {
+        try {
+          return build(graph, op, pro, row_use, options, true);
+        } catch (const Unsupported&) {
+          // the reduction alone, below
+        }
+        if (!prologue) break;
+      }
+    }
   }
   std::vector<std::pair<const ElementwiseGroup*, const ElementwiseGroup*>> attempts = {{prologue, epilogue}};
   if (epilogue) attempts.push_back({prologue, nullptr});

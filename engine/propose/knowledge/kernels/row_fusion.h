@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@
 #include "engine/propose/knowledge/replacement.h"
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+// What a row-in-registers kernel (knowledge/templates/row_registers.cu)
+// computes from a row before its outputs: the values are its `stats`.
+enum class RegisterStats { None = 0, Softmax = 1, Norm = 2, Reduction = 3 };
 
 struct SegmentedOp {
   const graph::Node* node = nullptr;  // the reduction, softmax or norm
@@ -42,6 +47,8 @@ struct SegmentedOp {
   // it (acc; x, row_max, row_sum; x, mean, rstd); it may load affine leaves.
   ElementwiseProgram::Custom value;
   std::map<std::string, std::string, std::less<>> template_values;  // identity, combine, per_element, eps, ...
+  // The statistics row_registers.cu computes for this op; None: no row-in-registers variant.
+  RegisterStats register_stats = RegisterStats::None;
 };
 
 // Threads per segment (32: one warp, several segments per block) and
@@ -52,10 +59,21 @@ struct SegmentConfig {
 };
 SegmentConfig segment_config(std::int64_t cols);
 
+// Values a thread keeps in registers: up to 32 when a warp holds a row, 16 when a block does.
+inline constexpr std::int64_t kMaxWarpRowValues = 32;
+inline constexpr std::int64_t kMaxBlockRowValues = 16;
+
+// Threads per row and rows per block for a row of `cols` held in registers
+// (row_registers.cu), or nothing when the row is too long for that.
+std::optional<SegmentConfig> registers_config(std::int64_t cols);
+
 // The replacement: the op with its prologue and epilogue when they can join
-// (falling back to fewer of them when one cannot), never touching `covered`.
-// Throws Unsupported when not even the op alone can be a kernel.
-Replacement fuse_segmented_op(const graph::OpGraph& graph, const std::vector<ElementwiseGroup>& groups,
+// (falling back to fewer of them when one cannot), never touching `covered`;
+// variants of it, preferred first: the row held in registers (recipe
+// s3_row_in_registers) when op.register_stats names its statistics, the rows
+// are contiguous and short enough, then the streaming kernel of
+// op.template_name. Throws Unsupported when not even the op alone can be a kernel.
+std::vector<Replacement> fuse_segmented_op(const graph::OpGraph& graph, const std::vector<ElementwiseGroup>& groups,
                               const std::set<std::string>& covered, const SegmentedOp& op,
                               const KernelRewriteOptions& options);
 

@@ -104,6 +104,8 @@ SegmentedOp describe(const graph::OpGraph& graph, const graph::Node& node, const
   }
   op.recipe = "s3_warp_shuffle_row_reduction";
   op.template_name = "row_reduce.cu";
+  // Only taken when the value's one use spreads it back over its row (fuse_segmented_op).
+  op.register_stats = RegisterStats::Reduction;
   if (kind == "sum" || kind == "mean") {
     op.template_values = {{"identity", "0.0f"}, {"combine", "a + b"}};
     // torch's mean multiplies the sum by a float factor 1 / cols.
@@ -137,9 +139,10 @@ std::vector<Replacement> find_row_reductions(const graph::OpGraph& graph, std::s
     if (covered.count(node.name)) continue;
     try {
       const SegmentedOp op = describe(graph, node, options);
-      Replacement replacement = fuse_segmented_op(graph, elementwise_groups(graph, covered), covered, op, options);
-      covered.insert(replacement.covered.begin(), replacement.covered.end());
-      out.push_back(std::move(replacement));
+      for (auto& replacement : fuse_segmented_op(graph, elementwise_groups(graph, covered), covered, op, options)) {
+        covered.insert(replacement.covered.begin(), replacement.covered.end());
+        out.push_back(std::move(replacement));
+      }
     } catch (const Unsupported& e) {
       skipped.push_back({node.name, e.what()});
     }

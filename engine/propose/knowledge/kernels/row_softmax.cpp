@@ -46,6 +46,7 @@ SegmentedOp describe(const graph::OpGraph& graph, const graph::Node& node) {
   op.recipe = "s3_fused_row_softmax";
   op.template_name = "row_logsumexp.cu";
   op.template_values = {{"per_element", "1"}};
+  op.register_stats = RegisterStats::Softmax;
   op.description = node.kind + (d + 1 == rank ? " over the last dimension" : " over dim " + from);
   const bool log = node.kind == "log_softmax";
   op.value = [log](ElementwiseProgram&, const graph::Node&) {
@@ -63,9 +64,10 @@ std::vector<Replacement> find_row_softmax(const graph::OpGraph& graph, std::set<
     if ((node.kind != "softmax" && node.kind != "log_softmax") || covered.count(node.name)) continue;
     try {
       const SegmentedOp op = describe(graph, node);
-      Replacement replacement = fuse_segmented_op(graph, elementwise_groups(graph, covered), covered, op, options);
-      covered.insert(replacement.covered.begin(), replacement.covered.end());
-      out.push_back(std::move(replacement));
+      for (auto& replacement : fuse_segmented_op(graph, elementwise_groups(graph, covered), covered, op, options)) {
+        covered.insert(replacement.covered.begin(), replacement.covered.end());
+        out.push_back(std::move(replacement));
+      }
     } catch (const Unsupported& e) {
       skipped.push_back({node.name, e.what()});
     }

@@ -42,7 +42,7 @@ TEST(KnowledgeBaseTest, RealDirectoryLoadsWithoutProblems) {
   ASSERT_EQ(kb.prompts.size(), 2u);
   EXPECT_EQ(kb.prompts[0].id, "propose");
   EXPECT_EQ(kb.prompts[1].id, "repair");
-  EXPECT_EQ(kb.templates.size(), 20u);
+  EXPECT_EQ(kb.templates.size(), 21u);
 }
 
 TEST(KnowledgeBaseTest, RecipesAreSortedById) {
@@ -188,7 +188,8 @@ TEST(KnowledgeBaseTest, FindGpuMatchesRealDeviceNames) {
 
 TEST(KnowledgeBaseTest, RecipesForOnRealData) {
   EXPECT_THAT(ids(real().recipes_for(Space::S3, Bottleneck::Memory, "softmax", "float32", 1 << 20, {})),
-              ElementsAre("s3_flash_attention_kernel", "s3_fused_logsumexp", "s3_fused_row_softmax"));
+              ElementsAre("s3_flash_attention_kernel", "s3_fused_logsumexp", "s3_fused_row_softmax",
+                          "s3_row_in_registers"));
   EXPECT_THAT(ids(real().recipes_for(Space::S2, Bottleneck::Compute, "gemm", "float32", 1 << 24, {})),
               ElementsAre("s2_strided_batched_gemm"));
   EXPECT_THAT(ids(real().recipes_for(Space::S2, Bottleneck::Compute, "gemm", "float32", 1 << 24, {"tf32"})),

@@ -61,9 +61,16 @@ TEST(KnowledgeProposerOnSamples, ExactOffersForTheConvEpilogueSample) {
 TEST(KnowledgeProposerOnSamples, MaskedSoftmaxIsOneRowKernelPerSoftmax) {
   const auto candidates = offers("masked_softmax", knowledge::Space::S3);
   ASSERT_GE(candidates.size(), 2u);
+  // The rows of 24 held in registers first; the streaming kernels are an offer of their own.
   EXPECT_EQ(candidates[1].notes,
-            "mul + masked_fill + softmax: softmax over the last dimension fused into one kernel (one warp per segment); "
-            "div + where + softmax: softmax over the last dimension fused into one kernel (one warp per segment)");
+            "mul + masked_fill + softmax: softmax over the last dimension fused into one kernel (rows of 24 held in "
+            "registers, one warp per row); div + where + softmax: softmax over the last dimension fused into one kernel "
+            "(rows of 24 held in registers, one warp per row)");
+  ASSERT_GE(candidates.size(), 3u);
+  EXPECT_EQ(candidates[2].notes,
+            "the forward's 6 kernel launches captured in one CUDA graph and replayed; mul + masked_fill + softmax: softmax "
+            "over the last dimension fused into one kernel (one warp per segment); div + where + softmax: softmax over the "
+            "last dimension fused into one kernel (one warp per segment)");
 }
 
 // HIERA_PRINT_OFFERS=1: the offers, for the lead's H200 runs.

@@ -134,14 +134,39 @@ OpGraph activations() {
   return b.build({"div"});
 }
 
-OpGraph softmax_mask() {
+OpGraph softmax_mask(Shape shape = {2, 3, 5, 40}) {
   GraphBuilder b;
-  b.input("x", {2, 3, 5, 40}).input("mask", {5, 40}).input("v", {2, 3, 5, 40});
-  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("x"), number_arg(0.125)}, {}, {2, 3, 5, 40});
-  b.call("add", "call_function", "operator.add", "add", {node_arg("mul"), node_arg("mask")}, {}, {2, 3, 5, 40});
-  b.call("softmax", "call_function", "torch.softmax", "softmax", {node_arg("add")}, {{"dim", int_arg(-1)}}, {2, 3, 5, 40});
-  b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("softmax"), node_arg("v")}, {}, {2, 3, 5, 40});
+  b.input("x", shape).input("mask", {shape[2], shape[3]}).input("v", shape);
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("x"), number_arg(0.125)}, {}, shape);
+  b.call("add", "call_function", "operator.add", "add", {node_arg("mul"), node_arg("mask")}, {}, shape);
+  b.call("softmax", "call_function", "torch.softmax", "softmax", {node_arg("add")}, {{"dim", int_arg(-1)}}, shape);
+  b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("softmax"), node_arg("v")}, {}, shape);
   return b.build({"mul_1"});
+}
+
+// RMSNorm over rows of `hidden`: weight * (x * rsqrt(mean(x^2) + eps)).
+OpGraph rms_norm(std::int64_t rows, std::int64_t hidden) {
+  GraphBuilder b;
+  b.input("x", {rows, hidden});
+  b.parameter("weight", "weight", {hidden});
+  b.call("pow_1", "call_method", "pow", "pow", {node_arg("x"), number_arg(2.0)}, {}, {rows, hidden});
+  b.call("mean", "call_method", "mean", "mean", {node_arg("pow_1"), int_arg(-1)}, {{"keepdim", bool_arg(true)}},
+         {rows, 1});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("mean"), number_arg(1e-6)}, {}, {rows, 1});
+  b.call("rsqrt", "call_function", "torch.rsqrt", "rsqrt", {node_arg("add")}, {}, {rows, 1});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("x"), node_arg("rsqrt")}, {}, {rows, hidden});
+  b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("weight"), node_arg("mul")}, {}, {rows, hidden});
+  return b.build({"mul_1"});
+}
+
+// LayerNorm(x + r) over rows of `hidden`: fusion/14's pattern.
+OpGraph residual_layer_norm(std::int64_t tokens, std::int64_t hidden) {
+  GraphBuilder b;
+  b.input("x", {tokens, hidden}).input("r", {tokens, hidden});
+  b.module("ln", "LayerNorm", {{"normalized_shape", {hidden}}, {"eps", 1e-5}}, {{"weight", {hidden}}, {"bias", {hidden}}});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("x"), node_arg("r")}, {}, {tokens, hidden});
+  b.call("ln", "call_module", "ln", "layer_norm", {node_arg("add")}, {}, {tokens, hidden}, "float32", "self.ln(add)");
+  return b.build({"ln"});
 }
 
 OpGraph reductions() {
@@ -304,14 +329,20 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {{"div", "F.hardswish(F.gelu(F.mish(torch.where(x > 0, x, torch.tensor(0.5)) * torch.sigmoid(torch.where(x > 0, "
                 "x, torch.tensor(0.5))) + r), approximate='tanh')) / 3.0"}},
        {"s3_elementwise_fusion"}},
-      {"softmax_mask", softmax_mask(), {{"mul_1", "torch.softmax(x * 0.125 + mask, -1) * v"}}, {"s3_fused_row_softmax"}},
+      // The rows held in registers (the first variant), then the streaming kernels (the last), with a fully
+      // masked row and a NaN.
+      {"softmax_mask", softmax_mask(), {{"mul_1", "torch.softmax(x * 0.125 + mask, -1) * v"}},
+       {"s3_row_in_registers", "s3_fused_row_softmax"}, {"x[0, 1, 2, :] = float('-inf')", "x[1, 0, 3, 7] = float('nan')"}},
+      {"softmax_mask_streaming", softmax_mask(), {{"mul_1", "torch.softmax(x * 0.125 + mask, -1) * v"}},
+       {"s3_row_in_registers", "s3_fused_row_softmax"}, {"x[0, 1, 2, :] = float('-inf')", "x[1, 0, 3, 7] = float('nan')"},
+       {}, false, 0.0, true},
       {"reductions", reductions(),
        {{"half_sum", "torch.sigmoid(h).sum(-1, keepdim=True) * 0.5"}, {"amax", "torch.amax(x, 1)"},
         {"lse", "torch.logsumexp(x, -1, keepdim=True)"}, {"pooled", "conv.mean((2, 3))"},
         {"log_probs", "torch.log_softmax(w, 1)"}},
        {"s3_warp_shuffle_row_reduction", "s3_warp_shuffle_row_reduction", "s3_fused_logsumexp",
-        "s3_warp_shuffle_row_reduction", "s3_fused_row_softmax"},
-       {"x[3, 7] = float('nan')", "x[5, :] = float('-inf')", "x[6, 2] = float('inf')"}},
+        "s3_warp_shuffle_row_reduction", "s3_row_in_registers", "s3_fused_row_softmax"},
+       {"x[3, 7] = float('nan')", "x[5, :] = float('-inf')", "x[6, 2] = float('inf')", "w[1, 17] = float('inf')"}},
       {"strided_reductions", strided_reductions(),
        {{"relu", "torch.relu(x.sum(1, keepdim=True))"}, {"tanh", "torch.tanh(torch.max(x, dim=1)[0])"},
         {"lse", "torch.logsumexp(y, 1, keepdim=True)"}, {"softmax", "torch.softmax(y, 1)"}},
@@ -321,7 +352,16 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
         {"swish", "F.silu(F.group_norm(c, 2, self.gn.weight, self.gn.bias, 1e-5))"},
         {"tanh", "torch.tanh(F.group_norm(d, 4, self.gn4.weight, self.gn4.bias, 1e-5))"},
         {"inorm", "F.instance_norm(e, eps=1e-3)"}},
-       {"s3_welford_layer_norm", "s3_welford_group_norm", "s3_welford_group_norm", "s3_welford_group_norm"}},
+       {"s3_row_in_registers", "s3_welford_layer_norm", "s3_row_in_registers", "s3_welford_group_norm",
+        "s3_row_in_registers", "s3_welford_group_norm", "s3_row_in_registers", "s3_welford_group_norm"}},
+      {"norms_streaming", norms(),
+       {{"res", "F.gelu(F.layer_norm(x + r, (96,), self.ln.weight, self.ln.bias, 1e-5)) + (x + r)"},
+        {"swish", "F.silu(F.group_norm(c, 2, self.gn.weight, self.gn.bias, 1e-5))"},
+        {"tanh", "torch.tanh(F.group_norm(d, 4, self.gn4.weight, self.gn4.bias, 1e-5))"},
+        {"inorm", "F.instance_norm(e, eps=1e-3)"}},
+       {"s3_row_in_registers", "s3_welford_layer_norm", "s3_row_in_registers", "s3_welford_group_norm",
+        "s3_row_in_registers", "s3_welford_group_norm", "s3_row_in_registers", "s3_welford_group_norm"},
+       {}, {}, false, 0.0, true},
       {"slice_stencils", slice_stencils(),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"},
@@ -362,6 +402,11 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   cases.push_back({"channels_last_epilogue", channels_last_epilogue(),
                    {{"relu", "torch.relu(F.conv2d(x, weight, padding=1) * m + bias)"}},
                    {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}});
+  // RMSNorm's rows in registers (a block of 64 threads holds 1100), then a module called on rows of
+  // another length (900): the kernel's any-length entry point.
+  const std::string rms = "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))";
+  cases.push_back({"rms_norm", rms_norm(7, 1100), {{"mul_1", rms}}, {"s3_row_in_registers"}});
+  cases.push_back({"rms_norm_other_length", rms_norm(7, 1100), {{"mul_1", rms}}, {"s3_row_in_registers"}});
   // Run and timed on a GPU only (run_replacements.py --device cuda): the 512^3 Laplacian whose target is 80% of
   // the DRAM bound (read 512^3 + write 510^3 floats), and a large conv epilogue.
   std::vector<Case> gpu_cases = {
@@ -377,9 +422,26 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        4.0 * (512.0 * 512 * 512 + 510.0 * 510 * 510), true},
       {"bias_leaky_scale_large", bias_leaky_scale({128, 64, 64, 64}), {{"mul", "F.leaky_relu(conv + bias, 0.2) * 2.0"}},
        {"s3_elementwise_fusion"}, {}, {}, true, 2 * 4.0 * 128 * 64 * 64 * 64},
+      // Rows in registers against the streaming kernels: x and v read, the output written.
+      {"softmax_mask_large", softmax_mask({8, 16, 1024, 1024}), {{"mul_1", "torch.softmax(x * 0.125 + mask, -1) * v"}},
+       {"s3_row_in_registers", "s3_fused_row_softmax"}, {}, {}, true, 3 * 4.0 * 8 * 16 * 1024 * 1024},
+      {"softmax_mask_large_streaming", softmax_mask({8, 16, 1024, 1024}),
+       {{"mul_1", "torch.softmax(x * 0.125 + mask, -1) * v"}}, {"s3_row_in_registers", "s3_fused_row_softmax"}, {}, {},
+       true, 3 * 4.0 * 8 * 16 * 1024 * 1024, true},
+      {"layer_norm_large", residual_layer_norm(65536, 4096),
+       {{"ln", "F.layer_norm(x + r, (4096,), self.ln.weight, self.ln.bias, 1e-5)"}},
+       {"s3_row_in_registers", "s3_welford_layer_norm"}, {}, {}, true, 3 * 4.0 * 65536 * 4096},
+      {"layer_norm_large_streaming", residual_layer_norm(65536, 4096),
+       {{"ln", "F.layer_norm(x + r, (4096,), self.ln.weight, self.ln.bias, 1e-5)"}},
+       {"s3_row_in_registers", "s3_welford_layer_norm"}, {}, {}, true, 3 * 4.0 * 65536 * 4096, true},
   };
   json all = {{"cases", json::array()}};
   for (const auto& c : cases) all["cases"].push_back(case_json(c));
+  for (auto& c : all["cases"]) {
+    if (c["name"] != "rms_norm_other_length") continue;
+    c["inputs"]["x"] = {7, 900};
+    c["module_tensors"]["weight"] = {900};
+  }
   for (const auto& c : gpu_cases) all["cases"].push_back(case_json(c));
   hiera::testing::TempDirectory dir("hiera-cpu-emulation-");
   const auto file = dir.path() / "cases.json";
@@ -396,7 +458,16 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 34) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 41) << result.out;
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
+  // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   softmax_mask: mul_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_1_rows)\nok   softmax_mask_streaming"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_1)\nok   reductions"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("fused_log_probs_rows"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_inorm_rows, fused_res_rows, fused_swish_rows, fused_tanh_rows)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_inorm, fused_res, fused_swish, fused_tanh)"));
   // Which stencil kernel ran: the vec4 one only where rows are a multiple of 4 floats.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   slice_stencils: lap max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   slice_stencils_ring"));

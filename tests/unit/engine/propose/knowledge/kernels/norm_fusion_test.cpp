@@ -41,9 +41,9 @@ TEST(NormFusion, ResidualLayerNormGelu) {
   b.call("gelu", "call_function", "torch.nn.functional.gelu", "gelu", {node_arg("ln")}, {}, {32, 128, 768});
   std::vector<SkippedRewrite> skipped;
   const auto found = norms(b.build({"gelu"}), skipped);
-  ASSERT_EQ(found.size(), 1u);
+  ASSERT_EQ(found.size(), 2u);  // the row in registers first, then the streaming Welford kernel
   EXPECT_TRUE(skipped.empty());
-  const Replacement& r = found[0];
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_welford_layer_norm");
   EXPECT_THAT(r.covered, ElementsAre("add", "gelu", "ln"));
   EXPECT_EQ(r.description,
@@ -68,6 +68,25 @@ TEST(NormFusion, ResidualLayerNormGelu) {
                                 "  const float t0 = (x - mean) * rstd * b0_v + b1_v;\n"
                                 "  const float t1 = hiera_gelu_erf(t0);\n  return t1;"));
   hiera::testing::expect_kernels_compile(r);
+
+  // Rows of 768, a warp each: 24 values a lane, mean and variance in two exact passes over them.
+  const Replacement& rows = found[0];
+  EXPECT_EQ(rows.recipe, "s3_row_in_registers");
+  EXPECT_EQ(rows.covered, r.covered);
+  EXPECT_EQ(rows.description, "add + layer_norm + gelu: layer norm over the last dimension fused into one kernel (rows "
+                              "of 768 held in registers, one warp per row)");
+  EXPECT_EQ(rows.statements.back(),
+            "_kernel(\"fused_gelu_rows\")((_gelu_rows + 4 - 1) // 4, (32, 4), x.contiguous(), r.contiguous(), "
+            "self.ln.weight.contiguous(), _gelu_in_shape[2:3].numel(), self.ln.bias.contiguous(), "
+            "_gelu_in_shape[2:3].numel(), gelu, nvrtc_runtime.int64(_gelu_rows)) if _gelu_cols == 768 else " +
+                r.statements.back());
+  const std::string& row_source = rows.kernels[0].source;
+  EXPECT_THAT(row_source, HasSubstr("#define COLS 768\n#define SEGMENT_THREADS 32\n#define ROWS_PER_BLOCK 4\n"));
+  EXPECT_THAT(row_source, HasSubstr("#define STATS 2\n"));
+  EXPECT_THAT(row_source, HasSubstr("rstd = rsqrtf(fused_gelu_rows_row_sum(d) * (1.0f / (float)COLS) + 1e-05f);"));
+  EXPECT_THAT(row_source, HasSubstr("  const float t0 = (x - mean) * rstd * b0_v + b1_v;\n"
+                                    "  const float t1 = hiera_gelu_erf(t0);\n  return t1;"));
+  hiera::testing::expect_kernels_compile(rows);
 }
 
 // GroupNorm(8 groups, 64 channels) then x * sigmoid(x) then * 2.0.
@@ -82,8 +101,12 @@ TEST(NormFusion, GroupNormWithPerChannelAffineAndSwish) {
   b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("mul"), number_arg(2.0)}, {}, {16, 64, 32, 32});
   std::vector<SkippedRewrite> skipped;
   const auto found = norms(b.build({"mul_1"}), skipped);
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  ASSERT_EQ(found.size(), 2u);
+  // 8 channels of 32 x 32 per group (8192 values): 512 threads hold a group, 16 values each.
+  EXPECT_THAT(found[0].statements.back(), HasSubstr("_kernel(\"fused_mul_1_rows\")((_mul_1_rows + 1 - 1) // 1, (512, 1), "));
+  EXPECT_THAT(found[0].statements.back(), HasSubstr(" if _mul_1_cols == 8192 else "));
+  hiera::testing::expect_kernels_compile(found[0]);
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_welford_group_norm");
   EXPECT_THAT(r.covered, ElementsAre("gn", "mul", "mul_1", "sigmoid"));
   EXPECT_EQ(r.statements[2], "_mul_1_rows = _mul_1_in_shape[0] * 8");
@@ -105,8 +128,11 @@ TEST(NormFusion, FunctionalInstanceNormWithoutAffine) {
          {{"eps", number_arg(1e-3)}}, {8, 32, 64, 64});
   std::vector<SkippedRewrite> skipped;
   const auto found = norms(b.build({"instance_norm"}), skipped);
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("#define COLS 4096\n#define SEGMENT_THREADS 256\n"));
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("const float t0 = (x - mean) * rstd;"));
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("+ 0.001f);"));
+  const Replacement& r = found[1];
   EXPECT_EQ(r.statements[2], "_instance_norm_rows = _instance_norm_in_shape[:2].numel()");
   EXPECT_THAT(r.kernels[0].source, HasSubstr("const float t0 = (x - mean) * rstd;"));
   EXPECT_THAT(r.kernels[0].source, HasSubstr("+ 0.001f);"));

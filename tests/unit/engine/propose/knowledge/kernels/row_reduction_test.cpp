@@ -166,4 +166,55 @@ TEST(RowReduction, RefusalsSayWhy) {
   EXPECT_EQ(skipped[3].reason, "sum_3: a reduction with a dtype argument");
 }
 
+// RMSNorm: weight * (x * rsqrt(mean(x^2, -1, keepdim) + eps)). The mean's one
+// use spreads it back over its row, so the row stays in registers: x^2 is the
+// input function, the epilogue re-reads x and the weight per element.
+TEST(RowReduction, AMeanUsedOverItsRowIsOneRowInRegistersKernel) {
+  GraphBuilder b;
+  b.input("x", {2048, 4096});
+  b.parameter("weight", "weight", {4096});
+  b.call("pow_1", "call_method", "pow", "pow", {node_arg("x"), number_arg(2.0)}, {}, {2048, 4096});
+  b.call("mean", "call_method", "mean", "mean", {node_arg("pow_1"), int_arg(-1)}, {{"keepdim", bool_arg(true)}},
+         {2048, 1});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("mean"), number_arg(1e-6)}, {}, {2048, 1});
+  b.call("rsqrt", "call_function", "torch.rsqrt", "rsqrt", {node_arg("add")}, {}, {2048, 1});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("x"), node_arg("rsqrt")}, {}, {2048, 4096});
+  b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("weight"), node_arg("mul")}, {}, {2048, 4096});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"mul_1"}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(skipped.empty());
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_row_in_registers");
+  EXPECT_EQ(r.produces, "mul_1");
+  EXPECT_THAT(r.covered, ElementsAre("add", "mean", "mul", "mul_1", "pow_1", "rsqrt"));
+  EXPECT_EQ(r.description,
+            "pow + mean + add + rsqrt + mul + mul: mean over the last dimension and its use over each row fused into one "
+            "kernel (rows of 4096 held in registers, 256 threads per row)");
+  EXPECT_THAT(r.statements,
+              ElementsAre("_mul_1_in_shape = x.shape",
+                          "assert x.dtype == torch.float32 and weight.dtype == torch.float32, \"kernel fused_mul_1 expects "
+                          "float32 x, float32 weight\"",
+                          "_mul_1_rows = _mul_1_in_shape[:1].numel()", "_mul_1_cols = _mul_1_in_shape[1:2].numel()",
+                          "mul_1 = torch.empty(_mul_1_in_shape, dtype=x.dtype, device=x.device)",
+                          "assert _mul_1_in_shape.numel() < 2**31, \"kernel fused_mul_1 indexes with 32 bits\"",
+                          "_kernel(\"fused_mul_1_rows\")((_mul_1_rows + 1 - 1) // 1, (256, 1), x.contiguous(), "
+                          "weight.contiguous(), _mul_1_in_shape[1:2].numel(), x.contiguous(), mul_1, "
+                          "nvrtc_runtime.int64(_mul_1_rows)) if _mul_1_cols == 4096 else "
+                          "_kernel(\"fused_mul_1_rows_any_length\")((_mul_1_rows + 1 - 1) // 1, (256, 1), x.contiguous(), "
+                          "weight.contiguous(), _mul_1_in_shape[1:2].numel(), x.contiguous(), mul_1, "
+                          "nvrtc_runtime.int64(_mul_1_rows), nvrtc_runtime.int64(_mul_1_cols))"));
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].name, "fused_mul_1_rows");
+  EXPECT_EQ(r.kernels[1].name, "fused_mul_1_rows_any_length");
+  EXPECT_EQ(r.kernels[1].source, r.kernels[0].source);
+  const std::string& source = r.kernels[0].source;
+  EXPECT_THAT(source, HasSubstr("#define COLS 4096\n#define SEGMENT_THREADS 256\n#define ROWS_PER_BLOCK 1\n"));
+  EXPECT_THAT(source, HasSubstr("#define STATS 3\n"));
+  EXPECT_THAT(source, HasSubstr("return a + b;"));
+  EXPECT_THAT(source, HasSubstr("const float t0 = acc * (1.0f / (float)cols);"));
+  EXPECT_THAT(source, HasSubstr("fused_mul_1_rows_any_length("));
+  hiera::testing::expect_kernels_compile(r);
+}
+
 }  // namespace

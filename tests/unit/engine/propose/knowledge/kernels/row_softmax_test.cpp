@@ -39,9 +39,9 @@ TEST(RowSoftmax, PrologueSoftmaxAndEpilogueInOneKernel) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_row_softmax(scaled_masked_softmax(), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
+  ASSERT_EQ(found.size(), 2u);  // the row in registers first, then the streaming kernel
   EXPECT_TRUE(skipped.empty());
-  const Replacement& r = found[0];
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_fused_row_softmax");
   EXPECT_EQ(r.produces, "mul_1");
   EXPECT_THAT(r.covered, ElementsAre("add", "mul", "mul_1", "softmax"));
@@ -75,12 +75,52 @@ TEST(RowSoftmax, PrologueSoftmaxAndEpilogueInOneKernel) {
   hiera::testing::expect_kernels_compile(r);
 }
 
+// Rows of 512 known at capture: each warp holds a row in registers (16 values
+// a lane), the launch checks the length and falls back to the streaming kernel.
+TEST(RowSoftmax, RowsOfACapturedLengthAreHeldInRegisters) {
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_row_softmax(scaled_masked_softmax(), covered, options(), skipped);
+  ASSERT_EQ(found.size(), 2u);
+  const Replacement& r = found[0];
+  const Replacement& streaming = found[1];
+  EXPECT_EQ(r.recipe, "s3_row_in_registers");
+  EXPECT_EQ(r.produces, "mul_1");
+  EXPECT_EQ(r.covered, streaming.covered);
+  EXPECT_EQ(r.description, "mul + add + softmax + mul: softmax over the last dimension fused into one kernel (rows of "
+                           "512 held in registers, one warp per row)");
+  ASSERT_EQ(r.statements.size(), streaming.statements.size());
+  for (std::size_t k = 0; k + 1 < r.statements.size(); ++k) EXPECT_EQ(r.statements[k], streaming.statements[k]);
+  EXPECT_EQ(r.statements.back(),
+            "_kernel(\"fused_mul_1_rows\")((_mul_1_rows + 4 - 1) // 4, (32, 4), x.contiguous(), mask.contiguous(), "
+            "_mul_1_in_shape[2:4].numel(), v.contiguous(), mul_1, nvrtc_runtime.int64(_mul_1_rows)) if _mul_1_cols == 512 "
+            "else " + streaming.statements.back());
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].name, "fused_mul_1_rows");
+  EXPECT_EQ(r.kernels[1].name, "fused_mul_1");
+  EXPECT_EQ(r.kernels[1].source, streaming.kernels[0].source);
+  const std::string& source = r.kernels[0].source;
+  EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/row_registers.cu\n", 0), 0u);
+  EXPECT_THAT(source, HasSubstr("#define COLS 512\n#define SEGMENT_THREADS 32\n#define ROWS_PER_BLOCK 4\n"));
+  EXPECT_THAT(source, HasSubstr("#define STATS 1\n"));
+  EXPECT_THAT(source, HasSubstr("  const float t0 = expf(x - row_max) / row_sum;\n"
+                                "  const float b0_v = static_cast<float>(b0[i]);\n"
+                                "  const float t1 = t0 * b0_v;\n  return t1;"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
 TEST(RowSoftmax, LogSoftmaxOfLongRowsUsesABlockPerRow) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_row_softmax(scaled_masked_softmax("log_softmax", 3, 8192), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].description,
+            "mul + add + log_softmax + mul: log_softmax over the last dimension fused into one kernel (rows of 8192 held "
+            "in registers, 512 threads per row)");
+  EXPECT_THAT(found[0].statements.back(), HasSubstr("(_mul_1_rows + 1 - 1) // 1, (512, 1), "));
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("#define COLS 8192\n#define SEGMENT_THREADS 512\n"));
+  hiera::testing::expect_kernels_compile(found[0]);
+  const Replacement& r = found[1];
   EXPECT_EQ(r.description,
             "mul + add + log_softmax + mul: log_softmax over the last dimension fused into one kernel (one block of "
             "1024 threads per segment)");
@@ -117,11 +157,13 @@ TEST(RowSoftmax, AnEpilogueMayReadThePrologue) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_row_softmax(b.build({"add"}), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
-  EXPECT_THAT(found[0].covered, ElementsAre("add", "exp", "softmax"));
-  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("  const float t0 = expf(x - row_max) / row_sum;\n"
-                                                    "  const float t1 = t0 + x;\n  return t1;"));
-  hiera::testing::expect_kernels_compile(found[0]);
+  ASSERT_EQ(found.size(), 2u);
+  for (const auto& r : found) {
+    EXPECT_THAT(r.covered, ElementsAre("add", "exp", "softmax"));
+    EXPECT_THAT(r.kernels[0].source, HasSubstr("  const float t0 = expf(x - row_max) / row_sum;\n"
+                                               "  const float t1 = t0 + x;\n  return t1;"));
+    hiera::testing::expect_kernels_compile(r);
+  }
 }
 
 // softmax((x * scale).masked_fill(mask, -inf)): a boolean [1, 1, S, S] mask
@@ -137,21 +179,23 @@ TEST(RowSoftmax, MaskedFillWithABroadcastBooleanMask) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_row_softmax(b.build({"softmax"}), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 1u);
+  ASSERT_EQ(found.size(), 2u);
   EXPECT_TRUE(skipped.empty());
-  EXPECT_THAT(found[0].covered, ElementsAre("masked_fill", "mul", "softmax"));
-  EXPECT_EQ(found[0].description,
+  EXPECT_EQ(found[0].recipe, "s3_row_in_registers");
+  EXPECT_THAT(found[1].covered, ElementsAre("masked_fill", "mul", "softmax"));
+  EXPECT_EQ(found[1].description,
             "mul + masked_fill + softmax: softmax over the last dimension fused into one kernel (one warp per segment)");
-  const std::string& source = found[0].kernels[0].source;
+  const std::string& source = found[1].kernels[0].source;
   EXPECT_THAT(source, HasSubstr("fused_softmax_input(const index_t i, const bool* __restrict__ a0, const int a0_size0, "
                                 "const float* __restrict__ a1) {\n"
                                 "  const bool a0_v = a0[(i % a0_size0)];\n"
                                 "  const float a1_v = static_cast<float>(a1[i]);\n"
                                 "  const float t0 = a1_v * 0.125f;\n"
                                 "  const float t1 = (a0_v ? __int_as_float(0xff800000) : t0);\n"));
-  EXPECT_THAT(found[0].statements.back(),
+  EXPECT_THAT(found[1].statements.back(),
               HasSubstr("(32, 8), mask.contiguous(), _softmax_in_shape[2:4].numel(), x.contiguous(), softmax,"));
   hiera::testing::expect_kernels_compile(found[0]);
+  hiera::testing::expect_kernels_compile(found[1]);
 }
 
 }  // namespace
