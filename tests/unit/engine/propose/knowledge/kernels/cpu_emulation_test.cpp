@@ -434,6 +434,9 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
       {"layer_norm_large_streaming", residual_layer_norm(65536, 4096),
        {{"ln", "F.layer_norm(x + r, (4096,), self.ln.weight, self.ln.bias, 1e-5)"}},
        {"s3_row_in_registers", "s3_welford_layer_norm"}, {}, {}, true, 3 * 4.0 * 65536 * 4096, true},
+      {"rms_norm_large", rms_norm(65536, 4096),
+       {{"mul_1", "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))"}}, {"s3_row_in_registers"}, {}, {},
+       true, 2 * 4.0 * 65536 * 4096},
   };
   json all = {{"cases", json::array()}};
   for (const auto& c : cases) all["cases"].push_back(case_json(c));
