@@ -51,6 +51,7 @@ std::string ElementwiseProgram::value(const std::string& name) {
   if (computing_.count(name)) throw Unsupported(name + " depends on itself");
   computing_.insert(name);
   std::string result;
+  bool boolean = false;
   if (const auto custom = custom_.find(name); custom != custom_.end()) {
     result = define(custom->second(*this, *node));
   } else {
@@ -85,7 +86,16 @@ std::string ElementwiseProgram::value(const std::string& name) {
     }
     helpers_.insert(formula->helpers.begin(), formula->helpers.end());
     cast_dtypes_.insert(formula->dtypes.begin(), formula->dtypes.end());
-    result = define(expand_formula(*formula, operands), formula->boolean);
+    boolean = formula->boolean;
+    result = define(expand_formula(*formula, operands), boolean);
+  }
+  // torch stores every intermediate of a half or bfloat16 graph in that type:
+  // rounded here too, the kernel reproduces eager's values, not just its formulas.
+  if (!boolean && node->meta && (node->meta->dtype == "float16" || node->meta->dtype == "bfloat16")) {
+    const std::string round = node->meta->dtype == "float16" ? "hiera_round_half" : "hiera_round_bfloat16";
+    helpers_.insert(round);
+    cast_dtypes_.insert(node->meta->dtype);
+    result = define(round + "(" + result + ")");
   }
   computing_.erase(name);
   values_[name] = result;

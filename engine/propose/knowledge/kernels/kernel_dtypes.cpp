@@ -37,6 +37,11 @@ std::string includes_for(const std::vector<std::string>& names) {
     if (entry.header.empty()) continue;
     if (std::find(names.begin(), names.end(), entry.dtype) != names.end()) out += "#include " + entry.header + "\n";
   }
+  // torch compiles kernels (its NVRTC and extensions alike) with the half and
+  // bfloat16 conversions turned off; the kernels convert to and from float.
+  if (!out.empty())
+    out = "#undef __CUDA_NO_HALF_CONVERSIONS__\n#undef __CUDA_NO_HALF_OPERATORS__\n"
+          "#undef __CUDA_NO_BFLOAT16_CONVERSIONS__\n#undef __CUDA_NO_BFLOAT16_OPERATORS__\n" + out;
   return out;
 }
 

@@ -93,10 +93,17 @@ TEST(ElementwiseFusion, ConvBiasActivationScaleIsOneKernel) {
   hiera::testing::expect_kernels_compile(r);
 }
 
-TEST(ElementwiseFusion, HalfPrecisionPacksEightElementsAndConvertsOnceAtTheStore) {
+// Each intermediate is rounded to half as eager stores it; the conversions
+// torch's kernel builds turn off are turned back on before the header.
+TEST(ElementwiseFusion, HalfPrecisionPacksEightElementsAndRoundsEachIntermediateAsEager) {
   const Replacement r = only_fusion(conv_bias_leaky_scale("float16"));
   const std::string& vec = source_of(r, "fused_mul_vec");
-  EXPECT_THAT(vec, HasSubstr("#include <cuda_fp16.h>\n"));
+  EXPECT_THAT(vec, HasSubstr("#undef __CUDA_NO_HALF_CONVERSIONS__\n#undef __CUDA_NO_HALF_OPERATORS__\n"
+                             "#undef __CUDA_NO_BFLOAT16_CONVERSIONS__\n#undef __CUDA_NO_BFLOAT16_OPERATORS__\n"
+                             "#include <cuda_fp16.h>\n"));
+  EXPECT_THAT(vec, HasSubstr("  const float t0 = a0_v + a1_v;\n  const float t1 = hiera_round_half(t0);\n"
+                             "  const float t2 = hiera_leaky_relu(t1, 0.2f);\n  const float t3 = hiera_round_half(t2);\n"
+                             "  const float t4 = t3 * 2.0f;\n  const float t5 = hiera_round_half(t4);\n  return t5;"));
   EXPECT_THAT(vec, HasSubstr("typedef __half out_t;"));
   EXPECT_THAT(vec, HasSubstr("#define HIERA_VEC 8\n"));
   EXPECT_THAT(vec, HasSubstr("const hiera_pack<__half> a0_pack"));
