@@ -766,8 +766,8 @@ class _NvrtcRuntime(object):
                 from torch.cuda import _utils
                 # torch targets this device's architecture itself: an explicit one would clash.
                 kept = [o for o in options if not o.startswith(("-arch", "--gpu-architecture"))]
-                # torch adds its extension flags, which turn the half and bfloat16 conversions off; hiera's
-                # runtime compiles without them, so the delivered kernel gets them back, as load_inline's does.
+                # torch adds its extension flags, which turn the half and bfloat16 conversions off; the kernels
+                # were optimized without them, so they get them back here, as load_inline's build does.
                 kept = list(self.NVCC_FLAGS) + kept
                 ptx, mangled = _utils._nvrtc_compile(source, name, None, None, kept or None)
                 loaded = _utils._cuda_load_module(ptx, [mangled])[mangled]
