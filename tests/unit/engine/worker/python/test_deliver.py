@@ -550,9 +550,12 @@ class TorchNvrtcShimTest(unittest.TestCase):
         k = self.shim.compile(self.module.KERNELS, "relu2")
         self.assertIs(self.shim.compile(self.module.KERNELS, "relu2"), k)
         self.shim.compile(self.module.REVERSE, "reverse_shared", self.module.OPTIONS)
-        self.assertEqual(self.compiled, [(self.module.KERNELS, "relu2", None, None, None),
+        # torch picks the arch; its extension flags turn the half and bfloat16 conversions off, the -U's back on.
+        undefine = ["-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
+                    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__"]
+        self.assertEqual(self.compiled, [(self.module.KERNELS, "relu2", None, None, undefine),
                                          (self.module.REVERSE, "reverse_shared", None, None,
-                                          ["--use_fast_math", "-DBLOCK=128"])])  # torch picks the arch
+                                          undefine + ["--use_fast_math", "-DBLOCK=128"])])
 
     def test_launch_on_the_current_stream_with_nvrtc_runtime_s_bytes(self):
         k = self.shim.compile(self.module.KERNELS, "fill<double>")
