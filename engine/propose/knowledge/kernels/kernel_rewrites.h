@@ -15,12 +15,16 @@
 //   3. softmax and log_softmax, and reductions (sum, mean, amax, amin, the
 //      values of max / min, logsumexp) over adjacent dimensions, with the
 //      elementwise ops before and after them (s3_fused_row_softmax,
-//      s3_fused_logsumexp, s3_warp_shuffle_row_reduction);
+//      s3_fused_logsumexp, s3_warp_shuffle_row_reduction); a reduction whose
+//      one use spreads it back over its row (RMSNorm) joins that use in one
+//      row-in-registers kernel (s3_row_in_registers);
 //   4. the remaining elementwise chains and DAGs, batch norm with running
 //      statistics included (s3_elementwise_fusion).
 // Variants of one group (the same `produces`) may overlap, the preferred one
 // first; the proposer's sets never take two together (replacement_sets.h):
-// the 3D stencils' direct-read and shared-ring kernels, and a 2D/3D
+// the 3D stencils' direct-read and shared-ring kernels; softmax and norms over
+// contiguous rows short enough for registers (s3_row_in_registers, before
+// their streaming kernel); and a 2D/3D
 // convolution whose whole output goes into an elementwise group of step 4,
 // run in channels_last with that group as one kernel on the NHWC tensor
 // (s3_channels_last_conv_epilogue, channels_last_epilogue.h), before the

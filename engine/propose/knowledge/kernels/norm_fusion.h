@@ -4,7 +4,8 @@
 // elementwise ops before and after them (row_fusion.h). All three normalise
 // contiguous segments of a contiguous tensor (a row of the trailing dims, a
 // (sample, group) run, a (sample, channel) plane), so one Welford kernel,
-// knowledge/templates/welford_layernorm.cu, serves them; the affine weight
+// knowledge/templates/welford_layernorm.cu, serves them (segments short
+// enough for registers get a row_registers.cu variant first); the affine weight
 // and bias are epilogue operands (per column for layer norm, per channel
 // for the others). Batch norm with running statistics is elementwise
 // (elementwise_fusion.h); in training mode it needs statistics across the

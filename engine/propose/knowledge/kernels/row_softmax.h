@@ -5,6 +5,7 @@
 // softmax(x * scale + mask) * y is one kernel, from
 // knowledge/templates/row_logsumexp.cu with a per-element second sweep,
 // max-subtracted exactly as torch: exp(x - max) / sum, x - max - log(sum).
+// Rows short enough for registers come first as a row_registers.cu variant.
 #include <set>
 #include <string>
 #include <vector>
