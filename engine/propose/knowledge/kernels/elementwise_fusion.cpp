@@ -89,8 +89,18 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   replacement.recipe = "s3_elementwise_fusion";
   replacement.space = knowledge::Space::S3;
   replacement.covered = group.members;
+  // A rotation the kernel reads in place (rotate_half's cat of slices) is not
+  // computed by torch any more, unless something else reads it.
+  std::set<std::string> with_absorbed = group.members;
+  with_absorbed.insert(program.absorbed().begin(), program.absorbed().end());
+  const bool absorbed_only_here = std::all_of(program.absorbed().begin(), program.absorbed().end(), [&](const auto& name) {
+    const graph::Node* node = graph.find(name);
+    return node && std::all_of(node->users.begin(), node->users.end(),
+                               [&](const std::string& user) { return with_absorbed.count(user) > 0; });
+  });
+  if (absorbed_only_here) replacement.covered = with_absorbed;
   replacement.produces = group.root;
-  replacement.description = op_list(graph, group.members) + " fused into one elementwise kernel" +
+  replacement.description = op_list(graph, replacement.covered) + " fused into one elementwise kernel" +
                             (reordered ? " on " + layout.format.substr(6) + " memory" : "") + " (" +
                             std::to_string(vec * widest) + "-byte vector loads when aligned)";
   auto vector_values = values;
@@ -108,6 +118,7 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
     s.push_back(prefix + "memory_shape = torch.Size([" + prefix + "shape[d] for d in (" + order + ")])");
   }
   if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
+  for (const auto& check : program.checks()) s.push_back(check);
   s.push_back(group.root + " = torch.empty(" + prefix + "shape, dtype=" +
               output_dtype(programs, root->meta->dtype, options.allowed_precisions) +
               ", device=" + output_device(programs) + (reordered ? ", memory_format=" + layout.format : "") + ")");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
+#include "engine/propose/knowledge/kernels/node_args.h"
 #include "engine/propose/knowledge/kernels/unsupported.h"
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
@@ -44,6 +45,10 @@ std::string ElementwiseProgram::value(const std::string& name) {
   if (!node) throw Unsupported("no node named " + name);
   if (!members_.count(name)) {
     if (!node->meta) throw Unsupported(name + " is not a tensor");
+    if (const auto rotated = rotation(*node)) {
+      values_[name] = *rotated;
+      return *rotated;
+    }
     const std::string loaded = load(name, node->meta->dtype, node->meta->shape, true);
     values_[name] = loaded;
     return loaded;
@@ -122,6 +127,141 @@ std::string ElementwiseProgram::load(const std::string& python, const std::strin
     body_.push_back("const " + value_type(dtype) + " " + name + " = " + converted(dtype, leaf.pointer + "[" + index + "]") + ";");
   loaded_[key] = name;
   return name;
+}
+
+namespace {
+
+// One piece of a rotation's cat: `source`[..., start:start + width], negated or not.
+struct RotationPiece {
+  const graph::Node* source = nullptr;
+  std::int64_t start = 0, width = 0;
+  bool negated = false;
+  std::vector<std::string> nodes;  // the getitem and the neg
+};
+
+// x[..., a:b] (or x[:, :, a:b] with every other dimension whole) of a tensor as wide as `row`.
+std::optional<RotationPiece> last_dim_slice(const graph::OpGraph& graph, const graph::Node& node, std::int64_t row) {
+  if (node.kind != "getitem" || node.args.size() != 2 || !node.meta || node.meta->shape.empty()) return std::nullopt;
+  const graph::Node* source = node.args[0].is_node() ? graph.find(node.args[0].node) : nullptr;
+  if (!source || !source->meta || source->meta->shape.size() != node.meta->shape.size() ||
+      source->meta->shape.back() != row)
+    return std::nullopt;
+  const graph::Arg& index = node.args[1];
+  const graph::Arg* last = nullptr;
+  if (index.kind == graph::Arg::Kind::Slice && node.meta->shape.size() == 1) {
+    last = &index;
+  } else if (index.kind == graph::Arg::Kind::List && !index.items.empty() &&
+             index.items.back().kind == graph::Arg::Kind::Slice) {
+    last = &index.items.back();
+    const bool ellipsis = index.items.size() == 2 && index.items[0].kind == graph::Arg::Kind::Ellipsis;
+    bool whole = index.items.size() == node.meta->shape.size();
+    for (std::size_t k = 0; whole && k + 1 < index.items.size(); ++k) {
+      const auto& item = index.items[k];
+      whole = item.kind == graph::Arg::Kind::Slice &&
+              std::all_of(item.items.begin(), item.items.end(),
+                          [](const graph::Arg& a) { return a.kind == graph::Arg::Kind::None; });
+    }
+    if (!ellipsis && !whole) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  const graph::Arg& start = last->items[0];
+  const graph::Arg& stop = last->items[1];
+  const graph::Arg& step = last->items[2];
+  if (step.kind != graph::Arg::Kind::None && !(step.is_number() && step.number == 1.0)) return std::nullopt;
+  // The bounds may be computed from the shape (x.shape[-1] // 2): the captured width places them.
+  RotationPiece piece;
+  piece.source = source;
+  piece.width = node.meta->shape.back();
+  if (start.is_number()) {
+    piece.start = static_cast<std::int64_t>(start.number);
+    if (piece.start < 0) piece.start += row;
+  } else if (start.kind == graph::Arg::Kind::None) {
+    piece.start = 0;
+  } else if (stop.kind == graph::Arg::Kind::None) {
+    piece.start = row - piece.width;
+  } else {
+    return std::nullopt;
+  }
+  if (piece.start < 0 || piece.width <= 0 || piece.start + piece.width > row) return std::nullopt;
+  piece.nodes.push_back(node.name);
+  return piece;
+}
+
+}  // namespace
+
+std::optional<std::string> ElementwiseProgram::rotation(const graph::Node& cat) {
+  if (cat.kind != "cat" || !options_.memory_order.empty() || !cat.meta || cat.meta->shape != options_.shape ||
+      cat.meta->shape.empty())
+    return std::nullopt;
+  const std::size_t rank = cat.meta->shape.size();
+  const graph::Arg* tensors = argument(cat, 0, "tensors");
+  const auto dim = number_argument(cat, 1, "dim").value_or(0.0);
+  if (!tensors || tensors->kind != graph::Arg::Kind::List || tensors->items.size() < 2) return std::nullopt;
+  if (static_cast<std::int64_t>(dim) != -1 && static_cast<std::size_t>(dim) != rank - 1) return std::nullopt;
+  const std::int64_t row = cat.meta->shape.back();
+  std::vector<RotationPiece> pieces;
+  for (const auto& item : tensors->items) {
+    const graph::Node* node = item.is_node() ? graph_.find(item.node) : nullptr;
+    if (!node) return std::nullopt;
+    bool negated = false;
+    std::string neg;
+    if (node->kind == "neg" && node->args.size() == 1 && node->args[0].is_node()) {
+      negated = true;
+      neg = node->name;
+      node = graph_.find(node->args[0].node);
+      if (!node) return std::nullopt;
+    }
+    auto piece = last_dim_slice(graph_, *node, row);
+    if (!piece || (!pieces.empty() && piece->source != pieces.front().source)) return std::nullopt;
+    piece->negated = negated;
+    if (negated) piece->nodes.push_back(neg);
+    pieces.push_back(*piece);
+  }
+  std::int64_t total = 0;
+  for (const auto& piece : pieces) total += piece.width;
+  const graph::Node& source = *pieces.front().source;
+  if (total != row || source.meta->shape != options_.shape || !kernel_dtype(source.meta->dtype) ||
+      source.meta->dtype == "bool")
+    return std::nullopt;
+
+  Leaf leaf;
+  leaf.python = source.name;
+  leaf.dtype = source.meta->dtype;
+  leaf.shape = source.meta->shape;
+  leaf.pointer = options_.prefix + std::to_string(leaves_.size());
+  leaf.gathered = true;
+  leaves_.push_back(leaf);
+  leaf_sizes_.emplace_back(sizes_.size(), sizes_.size());
+  // Piece k holds columns [offset, offset + width) of the row and reads the source at column start + (c - offset).
+  const std::string index_t = index_type();
+  const std::string n = std::to_string(temporaries_++);
+  const std::string c = "c" + n, at = "at" + n, v = "g" + n;
+  const std::string rows = std::to_string(row);
+  body_.push_back("const " + index_t + " " + c + " = i % " + rows + ";");
+  std::string index, value;
+  std::int64_t offset = 0;
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    const auto& piece = pieces[k];
+    const std::int64_t shift = piece.start - offset;
+    const std::string at_piece = shift == 0 ? "i" : shift > 0 ? "i + " + std::to_string(shift) : "i - " + std::to_string(-shift);
+    const std::string value_piece = piece.negated ? "-" + v : v;
+    offset += piece.width;
+    if (k + 1 == pieces.size()) {
+      index += at_piece;
+      value += value_piece;
+    } else {
+      index += c + " < " + std::to_string(offset) + " ? " + at_piece + " : ";
+      value += c + " < " + std::to_string(offset) + " ? " + value_piece + " : ";
+    }
+    absorbed_.insert(piece.nodes.begin(), piece.nodes.end());
+  }
+  absorbed_.insert(cat.name);
+  body_.push_back("const " + index_t + " " + at + " = " + index + ";");
+  body_.push_back("const float " + v + " = " + converted(leaf.dtype, leaf.pointer + "[" + at + "]") + ";");
+  checks_.push_back("assert " + source.name + ".shape[-1] == " + rows + ", \"the rotation of " + source.name +
+                    " was generated for rows of " + rows + "\"");
+  return define(value);
 }
 
 std::string ElementwiseProgram::size_argument(const std::string& python) const {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ struct Leaf {
   bool is_node = true;               // a node's value (its shape may change with the inputs) or a module tensor
   std::string pointer;               // the kernel's name for it: "a0"
   bool full_size = false;            // same shape as the index space: read at i
+  bool gathered = false;             // read at an index the code computes (a rotation): always a pointer
 };
 
 struct ProgramOptions {
@@ -106,12 +108,23 @@ class ElementwiseProgram {
   // Python: the node leaves' shapes, for torch.broadcast_shapes.
   std::vector<std::string> node_leaf_shapes() const;
 
+  // Nodes outside the members that the program computes itself instead of
+  // reading them: a cat along the last dimension of slices of one tensor
+  // (rotate_half's cat((-x[..., h:], x[..., :h]), -1)), its slices and their
+  // negations, read from that tensor at a rotated index. The caller covers
+  // them when nothing else reads them, and runs `checks()` first: the row
+  // length the rotation was generated for.
+  const std::set<std::string>& absorbed() const { return absorbed_; }
+  const std::vector<std::string>& checks() const { return checks_; }
+
  private:
   struct SizeParameter {
     std::string name;
     std::string python;
   };
   std::string offset(Leaf& leaf);
+  // The rotation a cat node computes, as a value at element i; nothing when it is not one.
+  std::optional<std::string> rotation(const graph::Node& cat);
   std::string size_argument(const std::string& python) const;
 
   const graph::OpGraph& graph_;
@@ -127,6 +140,8 @@ class ElementwiseProgram {
   std::vector<std::pair<std::size_t, std::size_t>> leaf_sizes_;  // leaf index -> [first, end) in sizes_
   std::set<std::string> helpers_;
   std::set<std::string> cast_dtypes_;
+  std::set<std::string> absorbed_;
+  std::vector<std::string> checks_;
   int temporaries_ = 0;
 };
 

@@ -119,6 +119,7 @@ TEST(KnowledgeProposerOnCpu, SampleCandidatesWithGeneratedKernels) {
       {"samples/fusion_20_conv2d_avgpool_sigmoid_sum", s3, 9, 5},
       {"samples/fusion_21_convtranspose2d_bias_tanh", s3, 9, 7},
       {"samples/fusion_26_linear_log_softmax", s3, 9, 5},
+      {"samples/fusion_17_rotary_embedding", s3, 9, 5},
       {"samples/fusion_27_conv3d_maxpool_logsumexp_relu", s3, 9, 5},
       {"masked_softmax", s3, 9, 8},
   };

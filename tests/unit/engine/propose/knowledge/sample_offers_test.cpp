@@ -73,6 +73,25 @@ TEST(KnowledgeProposerOnSamples, MaskedSoftmaxIsOneRowKernelPerSoftmax) {
             "last dimension fused into one kernel (one warp per segment)");
 }
 
+// rotate_half's cat((-x[..., h:], x[..., :h]), -1) is read from q and k in
+// place: torch no longer builds the cat, the kernel reads q at i + h or i - h.
+TEST(KnowledgeProposerOnSamples, RotaryEmbeddingReadsTheRotationInPlace) {
+  const auto candidates = offers("samples/fusion_17_rotary_embedding", knowledge::Space::S3);
+  ASSERT_FALSE(candidates.empty());
+  EXPECT_EQ(candidates[1].notes,
+            "mul + getitem + neg + getitem + cat + mul + add fused into one elementwise kernel (16-byte vector loads "
+            "when aligned); mul + getitem + neg + getitem + cat + mul + add fused into one elementwise kernel (16-byte "
+            "vector loads when aligned)");
+  const std::string& source = candidates[1].source;
+  const std::string forward = source.substr(source.find("class ModelNew"));
+  EXPECT_EQ(forward.find("torch.cat("), std::string::npos) << forward;
+  EXPECT_NE(forward.find("        assert q.shape[-1] == 16, \"the rotation of q was generated for rows of 16\"\n"),
+            std::string::npos);
+  EXPECT_NE(source.find("  const int c1 = i % 16;\n  const int at1 = c1 < 8 ? i + 8 : i - 8;\n"
+                        "  const float g1 = static_cast<float>(a2[at1]);\n  const float t2 = c1 < 8 ? -g1 : g1;\n"),
+            std::string::npos);
+}
+
 // HIERA_PRINT_OFFERS=1: the offers, for the lead's H200 runs.
 TEST(KnowledgeProposerOnSamples, PrintOffers) {
   if (!std::getenv("HIERA_PRINT_OFFERS")) GTEST_SKIP() << "set HIERA_PRINT_OFFERS=1 to print every sample's offers";

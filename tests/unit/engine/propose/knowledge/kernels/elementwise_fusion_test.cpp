@@ -16,8 +16,12 @@ using namespace hiera::engine::propose::knowledge_proposer;
 using namespace hiera::engine::propose::knowledge_proposer::kernels;
 using hiera::engine::graph::OpGraph;
 using hiera::testing::GraphBuilder;
+using hiera::testing::int_arg;
+using hiera::testing::list_arg;
 using hiera::testing::node_arg;
 using hiera::testing::number_arg;
+using hiera::testing::slice_arg;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -250,6 +254,46 @@ TEST(ElementwiseFusion, NeedsTheTemplates) {
   KernelRewriteOptions none;
   std::vector<SkippedRewrite> skipped;
   EXPECT_THROW(find_elementwise_fusions(conv_bias_leaky_scale(), {}, none, skipped), std::invalid_argument);
+}
+
+// x * cos + cat((-x[:, 32:], x[:, :32]), -1) * sin over [8, 64]: the cat's
+// pieces are read from x at a rotated index; torch builds none of them, unless
+// the cat is read elsewhere too.
+OpGraph rotation(bool cat_read_elsewhere) {
+  GraphBuilder b;
+  b.input("x", {8, 64}).input("cos", {64}).input("sin", {64});
+  const auto half = [](std::optional<long long> start, std::optional<long long> stop) {
+    return list_arg({slice_arg({}, {}), slice_arg(start, stop)});
+  };
+  b.call("hi", "call_function", "operator.getitem", "getitem", {node_arg("x"), half(32, {})}, {}, {8, 32});
+  b.call("neg", "call_function", "operator.neg", "neg", {node_arg("hi")}, {}, {8, 32});
+  b.call("lo", "call_function", "operator.getitem", "getitem", {node_arg("x"), half({}, 32)}, {}, {8, 32});
+  b.call("cat", "call_function", "torch.cat", "cat", {list_arg({node_arg("neg"), node_arg("lo")}), int_arg(-1)}, {},
+         {8, 64});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("x"), node_arg("cos")}, {}, {8, 64});
+  b.call("mul_1", "call_function", "operator.mul", "mul", {node_arg("cat"), node_arg("sin")}, {}, {8, 64});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("mul"), node_arg("mul_1")}, {}, {8, 64});
+  if (cat_read_elsewhere) {
+    b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("cat")}, {}, {8, 64});
+    return b.build({"add", "tanh"});
+  }
+  return b.build({"add"});
+}
+
+TEST(ElementwiseFusion, ARotationOfSlicesIsReadInPlace) {
+  const Replacement r = only_fusion(rotation(false));
+  EXPECT_THAT(r.covered, ElementsAre("add", "cat", "hi", "lo", "mul", "mul_1", "neg"));
+  EXPECT_THAT(r.statements, Contains("assert x.shape[-1] == 64, \"the rotation of x was generated for rows of 64\""));
+  EXPECT_THAT(source_of(r, "fused_add"),
+              HasSubstr("  const int c1 = i % 64;\n  const int at1 = c1 < 32 ? i + 32 : i - 32;\n"
+                        "  const float g1 = static_cast<float>(a2[at1]);\n  const float t2 = c1 < 32 ? -g1 : g1;\n"));
+  hiera::testing::expect_kernels_compile(r);
+
+  // Another reader of the cat: torch still builds it, the kernel still rotates in place.
+  std::vector<SkippedRewrite> skipped;
+  const auto both = find_elementwise_fusions(rotation(true), {}, options(), skipped);
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_THAT(both[0].covered, ElementsAre("add", "mul", "mul_1"));
 }
 
 }  // namespace
