@@ -50,6 +50,7 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   program_options.prefix = "a";
   program_options.index64 = root->meta->elements() >= kIndex64From;
   program_options.full_size_by_value = true;
+  program_options.rotations = true;
   ElementwiseProgram program(graph, group.members, program_options);
   const std::string result = program.value(group.root);
 

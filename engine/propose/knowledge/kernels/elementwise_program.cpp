@@ -191,7 +191,7 @@ std::optional<RotationPiece> last_dim_slice(const graph::OpGraph& graph, const g
 }  // namespace
 
 std::optional<std::string> ElementwiseProgram::rotation(const graph::Node& cat) {
-  if (cat.kind != "cat" || !options_.memory_order.empty() || !cat.meta || cat.meta->shape != options_.shape ||
+  if (!options_.rotations || cat.kind != "cat" || !options_.memory_order.empty() || !cat.meta || cat.meta->shape != options_.shape ||
       cat.meta->shape.empty())
     return std::nullopt;
   const std::size_t rank = cat.meta->shape.size();

@@ -63,6 +63,9 @@ struct ProgramOptions {
   // leaf must keep its own dimensions' order in it (a [C, H, W] leaf against
   // channels_last does not: Unsupported).
   std::vector<std::size_t> memory_order;
+  // Read a rotation of slices (rotate_half) in place: see absorbed(). Only for
+  // callers that cover what it absorbs and run its checks().
+  bool rotations = false;
 };
 
 class ElementwiseProgram {
