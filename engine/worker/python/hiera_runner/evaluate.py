@@ -172,7 +172,8 @@ def evaluate(params):
         poison = verify.poison_for(job.device)
         try:
             result = verify.run_trials(job.reference, job.candidate, get_inputs, job.device, seed, trials,
-                                       numerics, allow, second_inputs=job.second_inputs(), poison=poison)
+                                       numerics, allow, second_inputs=job.second_inputs(), poison=poison,
+                                       source=job.reference_source)
         except verify.CandidateError as e:
             return _runtime_failure(e.exc, e.where, job)
         except verify.ReferenceError_ as e:
@@ -181,7 +182,7 @@ def evaluate(params):
             return _failed(result.failures, result.trials)
 
         # Timing, on the first trial's inputs, the same for every side.
-        args = inputs_mod.make(get_inputs, seed, inputs_mod.distribution_for(0), job.device)
+        args = inputs_mod.make(get_inputs, seed, inputs_mod.distribution_for(0), job.device, job.reference_source)
         ref_args, cand_args = inputs_mod.clone(args), args
         baselines = baselines_mod.Baselines(baseline_names)
         try:

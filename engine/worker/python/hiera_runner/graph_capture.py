@@ -38,7 +38,7 @@ def capture(params):
         job.load_reference()
         get_inputs = job.reference_module.get("get_inputs")
         try:
-            args = inputs_mod.make(get_inputs, seed, inputs_mod.distribution_for(0), job.device)
+            args = inputs_mod.make(get_inputs, seed, inputs_mod.distribution_for(0), job.device, job.reference_source)
         except Exception as e:
             raise RpcError(INVALID_PARAMS, "get_inputs() failed: %s"
                            % loader.describe_exception(e, "<reference>", "reference"))

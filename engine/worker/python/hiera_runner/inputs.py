@@ -5,9 +5,76 @@ seed; every floating tensor is then redrawn from the trial's distribution so
 that candidates also meet negatives and large magnitudes, not only [0, 1).
 """
 
+import collections
+import hashlib
+import os
+
 import torch
 
 DISTRIBUTIONS = ("uniform", "normal", "large")
+
+
+def _cache_limit():
+    """Bytes of trial inputs kept on the host: HIERA_INPUT_CACHE_BYTES, else a
+    quarter of the memory, at most 8 GiB."""
+    if "HIERA_INPUT_CACHE_BYTES" in os.environ:
+        return int(os.environ["HIERA_INPUT_CACHE_BYTES"])
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    return min(8 << 30, memory // 4)
+
+
+class InputCache(object):
+    """Trial inputs by (reference source, seed, distribution), on the host.
+
+    A problem is evaluated many times with the same seeds (its reference, each
+    candidate, the delivered form); drawing a large input on the CPU twice per
+    trial costs seconds, a copy from the cache a fraction of that. Least
+    recently used entries go first beyond the byte limit."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.entries = collections.OrderedDict()
+        self.bytes = 0
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def key(source, seed, distribution):
+        return (hashlib.sha256(source.encode()).hexdigest(), seed, distribution)
+
+    def get(self, key):
+        found = self.entries.get(key)
+        if found is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self.entries.move_to_end(key)
+        return found[0]
+
+    def put(self, key, inputs):
+        size = _tensor_bytes(inputs)
+        if size > self.limit or key in self.entries:
+            return
+        self.entries[key] = (inputs, size)
+        self.bytes += size
+        while self.bytes > self.limit:
+            _, (_, dropped) = self.entries.popitem(last=False)
+            self.bytes -= dropped
+
+
+def _tensor_bytes(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (list, tuple)):
+        return sum(_tensor_bytes(x) for x in obj)
+    if isinstance(obj, dict):
+        return sum(_tensor_bytes(x) for x in obj.values())
+    return 0
+
+
+CACHE = InputCache(_cache_limit())
 
 
 def distribution_for(trial):
@@ -67,13 +134,23 @@ def clone(obj):
     return obj
 
 
-def make(get_inputs, seed, distribution, device):
-    """Calls get_inputs under seed, redraws floats, moves to device: a list."""
-    torch.manual_seed(seed)
-    raw = get_inputs()
-    if not isinstance(raw, (list, tuple)):
-        raw = [raw]
-    return list(to_device(apply_distribution(list(raw), distribution), device))
+def make(get_inputs, seed, distribution, device, source=None):
+    """Calls get_inputs under seed, redraws floats, moves to device: a list.
+    With `source` (the text that defines get_inputs) the host copy is cached
+    and handed out again as new tensors: the caller may write into them."""
+    key = InputCache.key(source, seed, distribution) if source is not None else None
+    host = CACHE.get(key) if key is not None else None
+    if host is None:
+        torch.manual_seed(seed)
+        raw = get_inputs()
+        if not isinstance(raw, (list, tuple)):
+            raw = [raw]
+        host = list(apply_distribution(list(raw), distribution))
+        if key is not None and all(not isinstance(x, torch.Tensor) or x.device.type == "cpu" for x in host):
+            CACHE.put(key, clone(host))
+    elif torch.device(device).type == "cpu":
+        host = clone(host)
+    return list(to_device(host, device))
 
 
 def shapes(inputs):

@@ -48,7 +48,8 @@ def profile(params):
             except verify.CandidateError as e:
                 raise _candidate_error(e.exc, job)
             model = job.candidate
-        args = inputs_mod.make(job.reference_module.get("get_inputs"), seed, inputs_mod.distribution_for(0), job.device)
+        args = inputs_mod.make(job.reference_module.get("get_inputs"), seed, inputs_mod.distribution_for(0), job.device,
+                               job.reference_source)
         try:
             kernels = run(model, args, job.device, calls)
         except RpcError:

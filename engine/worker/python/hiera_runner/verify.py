@@ -407,7 +407,7 @@ class Verification(object):
 
 
 def run_trials(reference, candidate, get_inputs, device, seed, trials, numerics, allow,
-               second_inputs=None, poison=None):
+               second_inputs=None, poison=None, source=None):
     """Runs every trial; returns a Verification. Raises CandidateError when
     the candidate raises and ReferenceError_ when the reference does.
     second_inputs: None or a zero-argument callable returning an input list."""
@@ -417,9 +417,9 @@ def run_trials(reference, candidate, get_inputs, device, seed, trials, numerics,
     if second_inputs is not None:
         plan.append((seed + trials, inputs_mod.distribution_for(trials), second_inputs, True))
     fill_pass = FillPass() if FillPass.available() else None
-    for trial_seed, dist, source, is_second in plan:
+    for trial_seed, dist, make_inputs, is_second in plan:
         try:
-            args = inputs_mod.make(source, trial_seed, dist, device)
+            args = inputs_mod.make(make_inputs, trial_seed, dist, device, None if is_second else source)
         except Exception as e:
             raise ReferenceError_("%s failed: %s: %s" % ("second_inputs" if is_second else "get_inputs()", type(e).__name__, e))
         record = {"seed": trial_seed, "distribution": dist, "sizes": inputs_mod.shapes(args)}
