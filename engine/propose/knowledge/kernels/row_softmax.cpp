@@ -50,7 +50,8 @@ SegmentedOp describe(const graph::OpGraph& graph, const graph::Node& node) {
   op.description = node.kind + (d + 1 == rank ? " over the last dimension" : " over dim " + from);
   const bool log = node.kind == "log_softmax";
   op.value = [log](ElementwiseProgram&, const graph::Node&) {
-    return std::string(log ? "x - row_max - logf(row_sum)" : "expf(x - row_max) / row_sum");
+    // The reciprocal is the same for the whole row: one division a row, not one an element.
+    return std::string(log ? "x - row_max - logf(row_sum)" : "expf(x - row_max) * (1.0f / row_sum)");
   };
   return op;
 }

@@ -4,7 +4,7 @@
 // fused with the elementwise ops before and after them (row_fusion.h):
 // softmax(x * scale + mask) * y is one kernel, from
 // knowledge/templates/row_logsumexp.cu with a per-element second sweep,
-// max-subtracted exactly as torch: exp(x - max) / sum, x - max - log(sum).
+// max-subtracted as torch: exp(x - max) * (1 / sum), x - max - log(sum).
 // Rows short enough for registers come first as a row_registers.cu variant.
 #include <set>
 #include <string>

@@ -69,7 +69,7 @@ TEST(RowSoftmax, PrologueSoftmaxAndEpilogueInOneKernel) {
                                 "  const float a1_v = static_cast<float>(a1[(i % a1_size0)]);\n"
                                 "  const float t1 = t0 + a1_v;\n  return t1;"));
   // torch's max-subtracted softmax, then the epilogue.
-  EXPECT_THAT(source, HasSubstr("  const float t0 = expf(x - row_max) / row_sum;\n"
+  EXPECT_THAT(source, HasSubstr("  const float t0 = expf(x - row_max) * (1.0f / row_sum);\n"
                                 "  const float b0_v = static_cast<float>(b0[i]);\n"
                                 "  const float t1 = t0 * b0_v;\n  return t1;"));
   hiera::testing::expect_kernels_compile(r);
@@ -103,7 +103,7 @@ TEST(RowSoftmax, RowsOfACapturedLengthAreHeldInRegisters) {
   EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/row_registers.cu\n", 0), 0u);
   EXPECT_THAT(source, HasSubstr("#define COLS 512\n#define SEGMENT_THREADS 32\n#define ROWS_PER_BLOCK 4\n"));
   EXPECT_THAT(source, HasSubstr("#define STATS 1\n"));
-  EXPECT_THAT(source, HasSubstr("  const float t0 = expf(x - row_max) / row_sum;\n"
+  EXPECT_THAT(source, HasSubstr("  const float t0 = expf(x - row_max) * (1.0f / row_sum);\n"
                                 "  const float b0_v = static_cast<float>(b0[i]);\n"
                                 "  const float t1 = t0 * b0_v;\n  return t1;"));
   hiera::testing::expect_kernels_compile(r);
@@ -160,7 +160,7 @@ TEST(RowSoftmax, AnEpilogueMayReadThePrologue) {
   ASSERT_EQ(found.size(), 2u);
   for (const auto& r : found) {
     EXPECT_THAT(r.covered, ElementsAre("add", "exp", "softmax"));
-    EXPECT_THAT(r.kernels[0].source, HasSubstr("  const float t0 = expf(x - row_max) / row_sum;\n"
+    EXPECT_THAT(r.kernels[0].source, HasSubstr("  const float t0 = expf(x - row_max) * (1.0f / row_sum);\n"
                                                "  const float t1 = t0 + x;\n  return t1;"));
     hiera::testing::expect_kernels_compile(r);
   }
