@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 
 #include "engine/common/child_process.h"
 
@@ -24,6 +25,10 @@ std::string source_commit(const std::filesystem::path& source_dir) {
   }
 }
 
-std::string source_commit() { return source_commit(HIERA_BENCH_SOURCE_DIR); }
+std::string source_commit() {
+  // A copy of the tree whose .git is stale or missing (one shipped to a GPU machine) is named by its sender.
+  if (const char* named = std::getenv("HIERA_COMMIT"); named && *named) return named;
+  return source_commit(HIERA_BENCH_SOURCE_DIR);
+}
 
 }  // namespace hiera::engine::bench

@@ -7,8 +7,9 @@
 
 namespace hiera::engine::bench {
 
-// The commit of `source_dir` (default: the tree this library was built from).
+// The commit of `source_dir`.
 std::string source_commit(const std::filesystem::path& source_dir);
+// $HIERA_COMMIT when set, else the commit of the tree this library was built from.
 std::string source_commit();
 
 }  // namespace hiera::engine::bench
