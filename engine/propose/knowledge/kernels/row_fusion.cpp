@@ -131,7 +131,9 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                                  ? "one warp per segment"
                                  : "one block of " + std::to_string(config.segment_threads) + " threads per segment";
   replacement.description = op_list(graph, covered) + ": " + op.description + " fused into one kernel (" + layout + ")";
-  replacement.kernels.push_back({entry, fill_kernel_template(*options.knowledge, op.template_name, values), {}});
+  // A reduction used over its row has no streaming template: only its row-in-registers kernel, below.
+  if (!broadcast)
+    replacement.kernels.push_back({entry, fill_kernel_template(*options.knowledge, op.template_name, values), {}});
 
   const std::vector<const ElementwiseProgram*> programs = {&in_program, &out_program};
   auto& s = replacement.statements;
@@ -169,12 +171,12 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
     // for rows of the captured length and the streaming kernel otherwise.
     Replacement in_registers = replacement;
     in_registers.recipe = "s3_row_in_registers";
-    in_registers.description = op_list(graph, covered) + ": " + op.description + " fused into one kernel (rows of " +
-                               std::to_string(op.cols) + " held in registers, " +
-                               (registers->segment_threads == 32 ? std::string("one warp per row")
-                                                                 : std::to_string(registers->segment_threads) +
-                                                                       " threads per row") +
-                               ")";
+    const std::string threads = registers->segment_threads == 32
+                                    ? std::string("one warp per row")
+                                    : std::to_string(registers->segment_threads) + " threads per row";
+    in_registers.description = op_list(graph, covered) + ": " + op.description +
+                               (broadcast ? " and its use over each row" : "") + " fused into one kernel (rows of " +
+                               std::to_string(op.cols) + " held in registers, " + threads + ")";
     auto row_values = values;
     row_values["kernel_name"] = kernel + "_rows";
     row_values["cols"] = std::to_string(op.cols);
@@ -194,9 +196,6 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                                                  ", nvrtc_runtime.int64(" + prefix + "cols))"
                                            : streaming_launch;
     if (broadcast) {
-      in_registers.description = op_list(graph, covered) + ": " + op.description +
-                                 " and its use over each row fused into one kernel" +
-                                 in_registers.description.substr(in_registers.description.find(" (rows of"));
       // The same source, its other entry point: each KernelSource is one name _kernel() compiles.
       in_registers.kernels = {row_kernel, {kernel + "_rows_any_length", row_kernel.source, {}}};
     } else {
@@ -281,13 +280,14 @@ std::vector<Replacement> fuse_segmented_op(const graph::OpGraph& graph, const st
     for (const auto& user : value_node->users) holds_every_use = holds_every_use && row_use->members.count(user);
     const graph::Node* root = holds_every_use ? graph.find(row_use->root) : nullptr;
     if (root && root->meta && input && input->meta && root->meta->shape == input->meta->shape) {
-      for (const ElementwiseGroup* pro : {prologue, static_cast<const ElementwiseGroup*>(nullptr)}) {
+      std::vector<const ElementwiseGroup*> prologues = {prologue};
+      if (prologue) prologues.push_back(nullptr);
+      for (const ElementwiseGroup* pro : prologues) {
         try {
           return build(graph, op, pro, row_use, options, true);
         } catch (const Unsupported&) {
-          // the reduction alone, below
+          // without its prologue, or else the reduction alone, below
         }
-        if (!prologue) break;
       }
     }
   }
