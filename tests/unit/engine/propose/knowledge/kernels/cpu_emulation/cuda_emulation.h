@@ -5,7 +5,8 @@
 // runs the grid: each block in turn, its threads as std::threads,
 // __syncthreads as a barrier, __shfl_xor_sync and __shfl_sync through a
 // per-warp exchange buffer, __shared__ as static storage (one block at a
-// time), float4/float2 as plain structs. Float32 kernels only (no __half).
+// time), float4/float2 as plain structs; include/ holds cuda_fp16.h and
+// cuda_bf16.h with __half and __nv_bfloat16 and their conversions.
 // Light on purpose: every kernel compiles it.
 #include <math.h>
 

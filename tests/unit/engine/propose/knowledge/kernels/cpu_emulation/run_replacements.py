@@ -111,8 +111,9 @@ class Compiler(object):
             source = library[:-3] + ".cpp"
             with open(source, "w") as f:
                 f.write(text)
-            subprocess.run([self.cxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-w", "-o", library + ".tmp", source]
-                           + list(extra), check=True)
+            # include/: the emulation's cuda_fp16.h and cuda_bf16.h, for kernels of half types.
+            subprocess.run([self.cxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-w", "-I", os.path.join(HERE, "include"),
+                            "-o", library + ".tmp", source] + list(extra), check=True)
             os.replace(library + ".tmp", library)
         return library
 
