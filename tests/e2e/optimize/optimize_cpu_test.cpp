@@ -159,7 +159,9 @@ TEST_F(OptimizeCpu, FixedCandidatesPerRoundMakeTheSameRunOnOneWorkerAndOnTwo) {
     const auto run = optimize(write_config(llm.base_url()), 2,
                               {"--workers", std::to_string(workers), "--candidates-per-round", "1"}, result);
     ASSERT_FALSE(run.timed_out) << run.err;
-    ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+    // Improved (0) or not (3): whether c2 times faster on a loaded CPU is not what this test is about;
+    // the proposals and the verdicts are.
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.exit_code << run.err << run.out;
     // The second request carries c1's failure: it was made after c1's verdict, not beside it.
     const auto requests = llm.requests();
     ASSERT_EQ(requests.size(), 2u);
