@@ -26,7 +26,7 @@
 //                  3: reduction (acc, the combine of the row's inputs)
 // eps              the norm's epsilon, a float literal (any float for other stats)
 // identity         the reduction's identity (any float for other stats)
-// combine          the reduction's combine of floats a and b (any expression for other stats)
+// combine          the reduction's combine of floats a and b (any float expression for other stats)
 // functions        device helper functions the input and output functions call, or nothing
 // input_params     the input function's parameters after its index, each starting with a comma
 // input_body       statements computing the input value of element i, in float
@@ -71,42 +71,30 @@ __device__ __forceinline__ float {{kernel_name}}_output(const index_t i, const f
   return {{output_result}};
 }
 
-__device__ __forceinline__ float {{kernel_name}}_combine(const float a, const float b) {
-#if STATS == 1
-  return fmaxf(a, b);
-#elif STATS == 2
-  return a + b;
-#else
+// How a row's values merge: sum and max for the softmax and norm statistics, or the reduction's own combine.
+enum Merge { MERGE_SUM, MERGE_MAX, MERGE_COMBINE };
+template <int HOW>
+__device__ __forceinline__ float {{kernel_name}}_merge(const float a, const float b) {
+  if (HOW == MERGE_SUM) return a + b;
+  if (HOW == MERGE_MAX) return fmaxf(a, b);
   return {{combine}};
-#endif
 }
 
-// The row's combine of every thread's v: shuffles within each warp, then every
+// The row's merge of every thread's v: shuffles within each warp, then every
 // warp merges the per-warp partials itself (no second broadcast).
+template <int HOW>
 __device__ __forceinline__ float {{kernel_name}}_row_reduce(float v, const float identity) {
-  for (int offset = 16; offset > 0; offset /= 2) v = {{kernel_name}}_combine(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = {{kernel_name}}_merge<HOW>(v, __shfl_xor_sync(0xffffffffu, v, offset));
 #if SEGMENT_THREADS > 32
   __shared__ float partial[SEGMENT_THREADS / 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   v = lane < SEGMENT_THREADS / 32 ? partial[lane] : identity;
-  for (int offset = 16; offset > 0; offset /= 2) v = {{kernel_name}}_combine(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = {{kernel_name}}_merge<HOW>(v, __shfl_xor_sync(0xffffffffu, v, offset));
   __syncthreads();  // partial is written again by the next reduction
-#endif
-  return v;
-}
-
-__device__ __forceinline__ float {{kernel_name}}_row_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-#if SEGMENT_THREADS > 32
-  __shared__ float partial_sum[SEGMENT_THREADS / 32];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) partial_sum[warp] = v;
-  __syncthreads();
-  v = lane < SEGMENT_THREADS / 32 ? partial_sum[lane] : 0.0f;
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  __syncthreads();
 #endif
   return v;
 }
@@ -126,29 +114,29 @@ extern "C" __global__ void __launch_bounds__(SEGMENT_THREADS * ROWS_PER_BLOCK)
 #pragma unroll
   for (int k = 0; k < VPT; ++k)
     if (IN_ROW(k)) m = fmaxf(m, v[k]);
-  const float row_max = {{kernel_name}}_row_reduce(m, -HIERA_INF);
+  const float row_max = {{kernel_name}}_row_reduce<MERGE_MAX>(m, -HIERA_INF);
   float s = 0.0f;
 #pragma unroll
   for (int k = 0; k < VPT; ++k)
     if (IN_ROW(k)) s += expf(v[k] - row_max);
-  const float row_sum = {{kernel_name}}_row_sum(s);
+  const float row_sum = {{kernel_name}}_row_reduce<MERGE_SUM>(s, 0.0f);
 #elif STATS == 2
   float s = 0.0f;
 #pragma unroll
   for (int k = 0; k < VPT; ++k)
     if (IN_ROW(k)) s += v[k];
-  const float mean = {{kernel_name}}_row_sum(s) * (1.0f / (float)COLS);
+  const float mean = {{kernel_name}}_row_reduce<MERGE_SUM>(s, 0.0f) * (1.0f / (float)COLS);
   float d = 0.0f;
 #pragma unroll
   for (int k = 0; k < VPT; ++k)
     if (IN_ROW(k)) d += (v[k] - mean) * (v[k] - mean);
-  const float rstd = rsqrtf({{kernel_name}}_row_sum(d) * (1.0f / (float)COLS) + {{eps}});
+  const float rstd = rsqrtf({{kernel_name}}_row_reduce<MERGE_SUM>(d, 0.0f) * (1.0f / (float)COLS) + {{eps}});
 #else
   float a = {{identity}};
 #pragma unroll
   for (int k = 0; k < VPT; ++k)
-    if (IN_ROW(k)) a = {{kernel_name}}_combine(a, v[k]);
-  const float acc = {{kernel_name}}_row_reduce(a, {{identity}});
+    if (IN_ROW(k)) a = {{kernel_name}}_merge<MERGE_COMBINE>(a, v[k]);
+  const float acc = {{kernel_name}}_row_reduce<MERGE_COMBINE>(a, {{identity}});
 #endif
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
@@ -167,8 +155,8 @@ extern "C" __global__ void __launch_bounds__(SEGMENT_THREADS * ROWS_PER_BLOCK)
   const long long start = row * cols;
   float a = {{identity}};
   for (long long c = threadIdx.x; c < cols; c += SEGMENT_THREADS)
-    a = {{kernel_name}}_combine(a, {{kernel_name}}_input(static_cast<index_t>(start + c){{input_args}}));
-  const float acc = {{kernel_name}}_row_reduce(a, {{identity}});
+    a = {{kernel_name}}_merge<MERGE_COMBINE>(a, {{kernel_name}}_input(static_cast<index_t>(start + c){{input_args}}));
+  const float acc = {{kernel_name}}_row_reduce<MERGE_COMBINE>(a, {{identity}});
   for (long long c = threadIdx.x; c < cols; c += SEGMENT_THREADS) {
     const index_t i = static_cast<index_t>(start + c);
     out[i] = static_cast<out_t>({{kernel_name}}_output(i, {{kernel_name}}_input(i{{input_args}}), acc, cols{{output_args}}));

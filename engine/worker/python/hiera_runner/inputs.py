@@ -139,18 +139,29 @@ def make(get_inputs, seed, distribution, device, source=None):
     With `source` (the text that defines get_inputs) the host copy is cached
     and handed out again as new tensors: the caller may write into them."""
     key = InputCache.key(source, seed, distribution) if source is not None else None
-    host = CACHE.get(key) if key is not None else None
-    if host is None:
-        torch.manual_seed(seed)
-        raw = get_inputs()
-        if not isinstance(raw, (list, tuple)):
-            raw = [raw]
-        host = list(apply_distribution(list(raw), distribution))
-        if key is not None and all(not isinstance(x, torch.Tensor) or x.device.type == "cpu" for x in host):
-            CACHE.put(key, clone(host))
-    elif torch.device(device).type == "cpu":
-        host = clone(host)
-    return list(to_device(host, device))
+    cached = CACHE.get(key) if key is not None else None
+    if cached is not None:
+        return list(_copy_to(cached, device))
+    torch.manual_seed(seed)
+    raw = get_inputs()
+    if not isinstance(raw, (list, tuple)):
+        raw = [raw]
+    host = list(apply_distribution(list(raw), distribution))
+    if key is None or any(isinstance(x, torch.Tensor) and x.device.type != "cpu" for x in host):
+        return list(to_device(host, device))
+    CACHE.put(key, host)
+    return list(_copy_to(host, device))
+
+
+def _copy_to(obj, device):
+    """New tensors on device with obj's values and requires_grad: the cached ones stay as drawn."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to(device, copy=True).requires_grad_(obj.requires_grad)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_copy_to(x, device) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _copy_to(v, device) for k, v in obj.items()}
+    return obj
 
 
 def shapes(inputs):

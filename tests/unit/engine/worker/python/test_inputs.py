@@ -34,6 +34,15 @@ class InputCacheTest(unittest.TestCase):
         self.assertFalse(torch.equal(second[0], torch.zeros(4, 8)))
         self.assertEqual((inputs.CACHE.hits, inputs.CACHE.misses), (1, 1))
 
+    def test_a_hit_keeps_requires_grad(self):
+        def get_inputs():
+            return [torch.rand(3, requires_grad=True), torch.rand(3)]
+        first = inputs.make(get_inputs, 1, "uniform", "cpu", "GRAD")
+        second = inputs.make(get_inputs, 1, "uniform", "cpu", "GRAD")
+        self.assertEqual([t.requires_grad for t in first], [True, False])
+        self.assertEqual([t.requires_grad for t in second], [True, False])
+        self.assertTrue(torch.equal(first[0].detach(), second[0].detach()))
+
     def test_seed_distribution_and_source_each_make_a_new_entry(self):
         a = inputs.make(self.get_inputs, 7, "normal", "cpu", "SOURCE")
         b = inputs.make(self.get_inputs, 8, "normal", "cpu", "SOURCE")

@@ -83,7 +83,7 @@ TEST(NormFusion, ResidualLayerNormGelu) {
   const std::string& row_source = rows.kernels[0].source;
   EXPECT_THAT(row_source, HasSubstr("#define COLS 768\n#define SEGMENT_THREADS 32\n#define ROWS_PER_BLOCK 4\n"));
   EXPECT_THAT(row_source, HasSubstr("#define STATS 2\n"));
-  EXPECT_THAT(row_source, HasSubstr("rstd = rsqrtf(fused_gelu_rows_row_sum(d) * (1.0f / (float)COLS) + 1e-05f);"));
+  EXPECT_THAT(row_source, HasSubstr("rstd = rsqrtf(fused_gelu_rows_row_reduce<MERGE_SUM>(d, 0.0f) * (1.0f / (float)COLS) + 1e-05f);"));
   EXPECT_THAT(row_source, HasSubstr("  const float t0 = (x - mean) * rstd * b0_v + b1_v;\n"
                                     "  const float t1 = hiera_gelu_erf(t0);\n  return t1;"));
   hiera::testing::expect_kernels_compile(rows);
