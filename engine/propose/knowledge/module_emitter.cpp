@@ -90,6 +90,25 @@ def _grid(n, block, blocks_per_sm=4):
         _SM_COUNT[device] = torch.cuda.get_device_properties(device).multi_processor_count
     return max(1, min((n + block - 1) // block, _SM_COUNT[device] * blocks_per_sm)))";
 
+// Emitted when a launch divides its index by a size (elementwise_program.h).
+const char* const kDividerHelper = R"py(
+
+
+_DIVIDERS = {}
+
+
+def _divider(d):
+    """(shift << 32) | multiplier for the kernels' hiera_div, which computes
+    n // d for 0 <= n < 2**31 as (umulhi(n, multiplier) + n) >> shift instead
+    of an integer division (PyTorch's IntDivider). A zero size (an empty
+    tensor: no element is computed) gives 0."""
+    if d not in _DIVIDERS:
+        if not 0 <= d < 2**31:
+            raise ValueError("a kernel's index is divided by %d, outside [0, 2**31)" % d)
+        shift = (d - 1).bit_length() if d else 0
+        _DIVIDERS[d] = (shift << 32) | (((1 << 32) * ((1 << shift) - d)) // d + 1) if d else 0
+    return _DIVIDERS[d])py";
+
 const char* const kCudaGraphHelpers = R"(def _hiera_graph_key(module, inputs):
     """What a captured graph depends on: every input's shape, dtype, stride and
     device, the module's mode, and where its parameters and buffers live."""
@@ -388,7 +407,9 @@ class Emitter {
         compilers += "    " + python_string(name) + ": lambda: nvrtc_runtime.compile(" + constant + ", " +
                      python_string(name) + ", options=[" + join(quoted, ", ") + "]),\n";
       }
-      blocks.push_back(sources + compilers + "}\n" + kKernelHelpers);
+      const bool divides = std::any_of(body.begin(), body.end(),
+                                       [](const std::string& line) { return line.find("_divider(") != std::string::npos; });
+      blocks.push_back(sources + compilers + "}\n" + kKernelHelpers + (divides ? kDividerHelper : ""));
     }
     if (cuda_graph_) blocks.push_back(kCudaGraphHelpers);
 
@@ -450,5 +471,7 @@ EmittedModule emit_module(const graph::OpGraph& graph, const std::string& refere
                           const std::vector<Replacement>& replacements) {
   return Emitter(graph, reference_source, replacements).run();
 }
+
+std::string divider_helper() { return kDividerHelper; }
 
 }  // namespace hiera::engine::propose::knowledge_proposer

@@ -26,6 +26,11 @@ struct EmittedModule {
 EmittedModule emit_module(const graph::OpGraph& graph, const std::string& reference_source,
                           const std::vector<Replacement>& replacements);
 
+// The Python of `_divider`, which the emitted module defines when a launch
+// divides a kernel's index by a size: for harnesses that run launch statements
+// without a module.
+std::string divider_helper();
+
 // The comment line that starts the generated block.
 inline constexpr const char* kGeneratedMarker =
     "# ---- hiera knowledge proposer: everything below is generated from the captured graph ----";

@@ -1,6 +1,7 @@
 #include "engine/propose/knowledge/kernels/elementwise_fusion.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "engine/propose/knowledge/kernels/elementwise_expression.h"
 #include "engine/propose/knowledge/kernels/elementwise_program.h"
@@ -30,7 +31,8 @@ std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& me
 }  // namespace
 
 Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
-                                   const KernelRewriteOptions& options, const MemoryLayout& layout) {
+                                   const KernelRewriteOptions& options, const MemoryLayout& layout,
+                                   const LeafBias* bias) {
   if (!options.knowledge) throw std::invalid_argument("find_kernel_rewrites needs options.knowledge for its templates");
   const graph::Node* root = graph.find(group.root);
   if (!root || !root->meta) throw Unsupported(group.root + " has no tensor result");
@@ -51,8 +53,24 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   program_options.index64 = root->meta->elements() >= kIndex64From;
   program_options.full_size_by_value = true;
   program_options.rotations = true;
-  ElementwiseProgram program(graph, group.members, program_options);
-  const std::string result = program.value(group.root);
+  std::set<std::string> members = group.members;
+  if (bias) members.insert(bias->node);
+  // The scalar kernel's program, and (below) the vector kernel's with its lane packs.
+  const auto build = [&](int lane_packs) {
+    ProgramOptions o = program_options;
+    o.lane_packs = lane_packs;
+    auto p = std::make_unique<ElementwiseProgram>(graph, members, o);
+    if (bias) {
+      p->set_custom(bias->node, [bias](ElementwiseProgram& q, const graph::Node& node) {
+        return q.load(node.name, node.meta->dtype, node.meta->shape, true) + " + " +
+               q.load(bias->python, bias->dtype, bias->shape, false);
+      });
+    }
+    std::string value = p->value(group.root);
+    return std::make_pair(std::move(p), value);
+  };
+  auto [scalar_program, result] = build(0);
+  ElementwiseProgram& program = *scalar_program;
 
   // Pack width: 16 bytes of the widest element among the full-size operands and the output.
   int widest = out_type->bytes;
@@ -65,6 +83,22 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
     aligned.push_back(prefix + leaf.pointer);
   }
   const int vec = 16 / widest;
+  auto [packed_program, packed_result] = build(vec);
+  const auto same_parameters = [](const ElementwiseProgram& a, const ElementwiseProgram& b) {
+    const auto pa = a.kernel_parameters(), pb = b.kernel_parameters();
+    return std::equal(pa.begin(), pa.end(), pb.begin(), pb.end(), [](const KernelParameter& x, const KernelParameter& y) {
+      return x.declaration == y.declaration && x.python == y.python;
+    });
+  };
+  const bool lane_packs = !packed_program->lane_packed().empty() && same_parameters(program, *packed_program);
+  const ElementwiseProgram& vector_program = lane_packs ? *packed_program : program;
+  std::vector<std::string> vector_conditions;
+  for (const auto& [leaf, size] : vector_program.lane_packed()) {
+    if (!lane_packs) break;
+    prepared[leaf->pointer] = prefix + leaf->pointer;
+    aligned.push_back(prefix + leaf->pointer);
+    vector_conditions.push_back(size + " % " + std::to_string(vec) + " == 0");
+  }
 
   std::vector<std::string> dtypes = program.dtypes();
   dtypes.push_back(root->meta->dtype);
@@ -106,6 +140,13 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
                             std::to_string(vec * widest) + "-byte vector loads when aligned)";
   auto vector_values = values;
   vector_values["kernel_name"] = kernel + "_vec";
+  vector_values["functions"] = device_helpers(vector_program.helpers());
+  vector_values["element_params"] = vector_program.element_parameters();
+  vector_values["body"] = join_lines(vector_program.body(), 2);
+  vector_values["result"] = lane_packs ? packed_result : result;
+  vector_values["vector_loads"] = vector_program.vector_loads("v");
+  vector_values["lane_args"] = vector_program.lane_arguments("k");
+  vector_values["element_args"] = vector_program.element_arguments("i");
   replacement.kernels.push_back(
       {kernel + "_vec", fill_kernel_template(*options.knowledge, "elementwise_vectorized.cu", vector_values), {}});
   replacement.kernels.push_back({kernel, fill_kernel_template(*options.knowledge, "elementwise_fusion.cu", values), {}});
@@ -130,9 +171,12 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
     if (leaf.full_size)
       s.push_back(prefix + leaf.pointer + " = " + leaf.python + ".contiguous(" +
                   (reordered ? "memory_format=" + layout.format : "") + ")");
+    else if (prepared.count(leaf.pointer))
+      s.push_back(prefix + leaf.pointer + " = " + leaf.python + ".contiguous()");
   std::string alignment = "(";
   for (const auto& name : aligned) alignment += name + ".data_ptr() | ";
   alignment += group.root + ".data_ptr()) % 16 == 0";
+  for (const auto& condition : vector_conditions) alignment += " and " + condition;
   s.push_back(prefix + "vec = " + alignment);
   const std::string arguments =
       join_arguments({launch_arguments(program, prepared), group.root, "nvrtc_runtime.int64(" + prefix + "n)"});

@@ -28,13 +28,25 @@ struct MemoryLayout {
   std::string kernel_suffix;        // keeps its kernels' names apart from the contiguous ones: "_nhwc"
 };
 
+// A per-channel bias the kernel adds to a leaf node's value: a convolution
+// run without its bias, which then costs no pass over its output of its own
+// (eager adds it in a separate kernel after cuDNN's).
+struct LeafBias {
+  std::string node;                 // the leaf node: "conv"
+  std::string python;               // the bias tensor: "self.conv.bias"
+  std::string dtype;
+  std::vector<std::int64_t> shape;  // as it broadcasts against the node: [C, 1, 1]
+};
+
 // The replacement for one group; throws Unsupported (the reason) when the
 // group cannot be one kernel. With a layout, the kernel reads and writes the
 // group's index space in that memory order: full-size operands are converted
 // to it (.contiguous(memory_format=...), free when they already are), and the
 // output is allocated in it.
+// With a bias, its node's value is read as node + bias (rounded as eager rounds it).
 Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
-                                   const KernelRewriteOptions& options, const MemoryLayout& layout = {});
+                                   const KernelRewriteOptions& options, const MemoryLayout& layout = {},
+                                   const LeafBias* bias = nullptr);
 
 // Every group not touching `covered` with at least options.min_elementwise_ops
 // computing ops; the others that were tried land in `skipped`.

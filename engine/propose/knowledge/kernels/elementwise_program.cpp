@@ -118,12 +118,16 @@ std::string ElementwiseProgram::load(const std::string& python, const std::strin
   leaf.shape = shape;
   leaf.is_node = is_node;
   leaf.pointer = options_.prefix + std::to_string(leaves_.size());
-  const std::size_t first_size = sizes_.size();
   const std::string index = offset(leaf);
+  // hiera_mod(i, s, s_div): the innermost memory dimensions, stride 1.
+  if (options_.lane_packs > 0 && options_.full_size_by_value && !options_.index64 && !leaf.full_size &&
+      dtype != "bool") {
+    for (const auto& size : sizes_)
+      if (index == "hiera_mod(i, " + size.name + ", " + size.name + "_div)") leaf.lane_size = size.name;
+  }
   leaves_.push_back(leaf);
-  leaf_sizes_.emplace_back(first_size, sizes_.size());
   const std::string name = leaf.pointer + "_v";
-  if (!(leaf.full_size && options_.full_size_by_value))
+  if (!by_value(leaf))
     body_.push_back("const " + value_type(dtype) + " " + name + " = " + converted(dtype, leaf.pointer + "[" + index + "]") + ";");
   loaded_[key] = name;
   return name;
@@ -232,7 +236,6 @@ std::optional<std::string> ElementwiseProgram::rotation(const graph::Node& cat) 
   leaf.pointer = options_.prefix + std::to_string(leaves_.size());
   leaf.gathered = true;
   leaves_.push_back(leaf);
-  leaf_sizes_.emplace_back(sizes_.size(), sizes_.size());
   // Piece k holds columns [offset, offset + width) of the row and reads the source at column start + (c - offset).
   const std::string index_t = index_type();
   const std::string n = std::to_string(temporaries_++);
@@ -266,6 +269,47 @@ std::optional<std::string> ElementwiseProgram::rotation(const graph::Node& cat) 
 
 std::string ElementwiseProgram::size_argument(const std::string& python) const {
   return options_.index64 ? "nvrtc_runtime.int64(" + python + ")" : python;
+}
+
+std::string ElementwiseProgram::size_parameter(const std::string& name, const std::string& python, bool divisor) {
+  for (auto& size : sizes_) {
+    if (size.python != python) continue;
+    size.divisor = size.divisor || divisor;
+    return size.name;
+  }
+  sizes_.push_back({name, python, divisor});
+  return name;
+}
+
+std::string ElementwiseProgram::divide(const std::string& term, const std::string& size) {
+  if (options_.index64) return "(" + term + " / " + size + ")";
+  helpers_.insert("hiera_div");
+  return "hiera_div(" + term + ", " + size + "_div)";
+}
+
+std::string ElementwiseProgram::remainder(const std::string& term, const std::string& size) {
+  if (!options_.index64) {
+    helpers_.insert("hiera_div");
+    helpers_.insert("hiera_mod");
+  }
+  return remainder_text(term, size);
+}
+
+std::string ElementwiseProgram::remainder_text(const std::string& term, const std::string& size) const {
+  if (options_.index64) return "(" + term + " % " + size + ")";
+  return "hiera_mod(" + term + ", " + size + ", " + size + "_div)";
+}
+
+// The sizes after the leaves: declarations (kernel or element function) or names.
+std::string ElementwiseProgram::size_parameters(bool declarations, bool element) const {
+  std::string out;
+  const std::string prefix = element ? "const " : "";
+  for (const auto& size : sizes_) {
+    out += ", " + (declarations ? prefix + index_type() + " " : "") + size.name;
+    if (size.divisor && !options_.index64)
+      out += ", " + (declarations ? prefix + "unsigned long long " : "") + size.name + "_div";
+  }
+  return out;
 }
 
 std::string ElementwiseProgram::offset(Leaf& leaf) {
@@ -331,23 +375,19 @@ std::string ElementwiseProgram::offset(Leaf& leaf) {
     if (has_extent) {
       const std::string run = std::to_string(terms.size());
       std::string term = "i";
-      if (b < n) {
-        const std::string name = leaf.pointer + "_inner" + run;
-        sizes_.push_back({name, size_argument(options_.shape_python + "[" + std::to_string(b) + ":].numel()")});
-        term = "(i / " + name + ")";
-      }
-      if (a > 0) {
-        const std::string name = leaf.pointer + "_size" + run;
-        sizes_.push_back({name, size_argument(options_.shape_python + "[" + std::to_string(a) + ":" + std::to_string(b) + "].numel()")});
-        term = "(" + term + " % " + name + ")";
-      }
+      if (b < n)
+        term = divide(term, size_parameter(leaf.pointer + "_inner" + run,
+                                           options_.shape_python + "[" + std::to_string(b) + ":].numel()", true));
+      if (a > 0)
+        term = remainder(term, size_parameter(leaf.pointer + "_size" + run,
+                                              options_.shape_python + "[" + std::to_string(a) + ":" +
+                                                  std::to_string(b) + "].numel()",
+                                              true));
       std::int64_t stride = 1;
       for (std::size_t d = b; d < n; ++d) stride *= dims[d];
       if (stride != 1) {
         if (leaf.is_node) {
-          const std::string name = leaf.pointer + "_stride" + run;
-          sizes_.push_back({name, size_argument(leaf_inner(b))});
-          term += " * " + name;
+          term += " * " + size_parameter(leaf.pointer + "_stride" + run, leaf_inner(b), false);
         } else {
           term += " * " + std::to_string(stride);
         }
@@ -368,68 +408,77 @@ std::vector<std::string> ElementwiseProgram::dtypes() const {
   return out;
 }
 
-std::string ElementwiseProgram::element_parameters() const {
-  std::string out;
-  for (std::size_t k = 0; k < leaves_.size(); ++k) {
-    const Leaf& leaf = leaves_[k];
-    if (leaf.full_size && options_.full_size_by_value) {
-      out += ", const " + value_type(leaf.dtype) + " " + leaf.pointer + "_v";
-      continue;
-    }
-    out += ", const " + kernel_dtype(leaf.dtype)->cuda_type + "* __restrict__ " + leaf.pointer;
-    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s)
-      out += ", const " + index_type() + " " + sizes_[s].name;
+bool ElementwiseProgram::by_value(const Leaf& leaf) const {
+  return options_.full_size_by_value && (leaf.full_size || !leaf.lane_size.empty());
+}
+
+std::vector<std::pair<const Leaf*, std::string>> ElementwiseProgram::lane_packed() const {
+  std::vector<std::pair<const Leaf*, std::string>> out;
+  for (const Leaf& leaf : leaves_) {
+    if (leaf.lane_size.empty()) continue;
+    for (const auto& size : sizes_)
+      if (size.name == leaf.lane_size) out.emplace_back(&leaf, size.python);
   }
   return out;
 }
 
+std::string ElementwiseProgram::element_parameters() const {
+  std::string out;
+  for (const Leaf& leaf : leaves_) {
+    if (by_value(leaf))
+      out += ", const " + value_type(leaf.dtype) + " " + leaf.pointer + "_v";
+    else
+      out += ", const " + kernel_dtype(leaf.dtype)->cuda_type + "* __restrict__ " + leaf.pointer;
+  }
+  return out + size_parameters(true, true);
+}
+
 std::vector<KernelParameter> ElementwiseProgram::kernel_parameters() const {
   std::vector<KernelParameter> out;
-  for (std::size_t k = 0; k < leaves_.size(); ++k) {
-    const Leaf& leaf = leaves_[k];
+  for (const Leaf& leaf : leaves_)
     out.push_back({"const " + kernel_dtype(leaf.dtype)->cuda_type + "* __restrict__ " + leaf.pointer, leaf.python, leaf.pointer});
-    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s)
-      out.push_back({index_type() + " " + sizes_[s].name, sizes_[s].python, ""});
+  for (const auto& size : sizes_) {
+    out.push_back({index_type() + " " + size.name, size_argument(size.python), ""});
+    if (size.divisor && !options_.index64)
+      out.push_back({"unsigned long long " + size.name + "_div", "nvrtc_runtime.uint64(_divider(" + size.python + "))", ""});
   }
   return out;
 }
 
 std::string ElementwiseProgram::element_arguments(const std::string& index) const {
   std::string out;
-  for (std::size_t k = 0; k < leaves_.size(); ++k) {
-    const Leaf& leaf = leaves_[k];
-    if (leaf.full_size && options_.full_size_by_value) {
-      out += ", " + converted(leaf.dtype, leaf.pointer + "[" + index + "]");
-      continue;
-    }
-    out += ", " + leaf.pointer;
-    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s) out += ", " + sizes_[s].name;
+  for (const Leaf& leaf : leaves_) {
+    if (by_value(leaf))
+      out += ", " + converted(leaf.dtype, leaf.pointer + "[" + (leaf.full_size ? index : remainder_text(index, leaf.lane_size)) + "]");
+    else
+      out += ", " + leaf.pointer;
   }
-  return out;
+  return out + size_parameters(false, true);
 }
 
 std::string ElementwiseProgram::lane_arguments(const std::string& lane) const {
   std::string out;
-  for (std::size_t k = 0; k < leaves_.size(); ++k) {
-    const Leaf& leaf = leaves_[k];
-    if (leaf.full_size && options_.full_size_by_value) {
+  for (const Leaf& leaf : leaves_) {
+    if (by_value(leaf))
       out += ", " + converted(leaf.dtype, leaf.pointer + "_pack.v[" + lane + "]");
-      continue;
-    }
-    out += ", " + leaf.pointer;
-    for (std::size_t s = leaf_sizes_[k].first; s < leaf_sizes_[k].second; ++s) out += ", " + sizes_[s].name;
+    else
+      out += ", " + leaf.pointer;
   }
-  return out;
+  return out + size_parameters(false, true);
 }
 
 std::string ElementwiseProgram::vector_loads(const std::string& vector_index) const {
   std::string out;
   for (const Leaf& leaf : leaves_) {
-    if (!(leaf.full_size && options_.full_size_by_value)) continue;
+    if (!by_value(leaf)) continue;
     const std::string pack = "hiera_pack<" + kernel_dtype(leaf.dtype)->cuda_type + ">";
+    // A lane-packed leaf: the pack holding element (first lane) % size, whole because size % VEC == 0.
+    const std::string at =
+        leaf.full_size ? vector_index
+                       : remainder_text("static_cast<index_t>(" + vector_index + " * HIERA_VEC)", leaf.lane_size) + " / HIERA_VEC";
     if (!out.empty()) out += "\n    ";
     out += "const " + pack + " " + leaf.pointer + "_pack = reinterpret_cast<const " + pack + "*>(" + leaf.pointer +
-           ")[" + vector_index + "];";
+           ")[" + at + "];";
   }
   return out;
 }

@@ -11,6 +11,11 @@
 //     inner = elements of the index space after b, size = those of [a, b),
 //     stride = the leaf's elements after b;
 // e.g. a per-channel vector [C, 1, 1] against [N, C, H, W]: (i / (H*W)) % C.
+// With 32-bit indices a division by a size is a multiply-high, an add and a
+// shift (hiera_div, with the multiplier the launch computes: _divider), not
+// the twenty-odd instructions of an integer division per operand and element,
+// which made broadcast-heavy epilogues instruction-bound. Leaves broadcast
+// alike share their sizes, so the compiler computes their index once.
 // The sizes are kernel arguments that the Python statements compute from the
 // tensors at run time, so one kernel serves every shape with the same
 // broadcast pattern. With a memory order (channels_last), element i is the
@@ -46,6 +51,9 @@ struct Leaf {
   std::string pointer;               // the kernel's name for it: "a0"
   bool full_size = false;            // same shape as the index space: read at i
   bool gathered = false;             // read at an index the code computes (a rotation): always a pointer
+  // Read at i % size over the innermost memory dimensions: with lane packs on,
+  // the vector kernel loads it as one pack per VEC consecutive lanes.
+  std::string lane_size;             // that size's parameter name; empty when the leaf is not read so
 };
 
 struct ProgramOptions {
@@ -66,6 +74,13 @@ struct ProgramOptions {
   // Read a rotation of slices (rotate_half) in place: see absorbed(). Only for
   // callers that cover what it absorbs and run its checks().
   bool rotations = false;
+  // The vector kernel's pack width, or 0. Broadcast leaves read at i % size
+  // (a bias over the last dimension, a per-channel vector against
+  // channels_last) then enter the element function as values, like full-size
+  // leaves: consecutive lanes read consecutive elements, so vector_loads()
+  // loads them as one pack instead of VEC scalar loads and index computations.
+  // The launch must check size % VEC == 0 and the leaf's alignment (lane_packed()).
+  int lane_packs = 0;
 };
 
 class ElementwiseProgram {
@@ -108,6 +123,8 @@ class ElementwiseProgram {
   std::string element_arguments(const std::string& index) const;        // full-size leaves read at [index]
   std::string lane_arguments(const std::string& lane) const;            // full-size leaves from their packs: a0_pack.v[lane]
   std::string vector_loads(const std::string& vector_index) const;      // one 16-byte (or narrower) pack per full-size leaf
+  // The broadcast leaves vector_loads() reads as packs, with the Python of their size.
+  std::vector<std::pair<const Leaf*, std::string>> lane_packed() const;
   // Python: the node leaves' shapes, for torch.broadcast_shapes.
   std::vector<std::string> node_leaf_shapes() const;
 
@@ -123,9 +140,19 @@ class ElementwiseProgram {
  private:
   struct SizeParameter {
     std::string name;
-    std::string python;
+    std::string python;   // its value at launch, unwrapped (an int)
+    bool divisor = false;  // divides the index: with 32-bit indices the kernel also takes its multiplier (name_div)
   };
   std::string offset(Leaf& leaf);
+  // The kernel's name for a size computed by `python`: one parameter per
+  // distinct expression, so leaves broadcast alike share their index math.
+  std::string size_parameter(const std::string& name, const std::string& python, bool divisor);
+  // i / d and i % d in the index math: multiply-high and shift with 32-bit indices.
+  std::string divide(const std::string& term, const std::string& size);
+  std::string remainder(const std::string& term, const std::string& size);
+  std::string remainder_text(const std::string& term, const std::string& size) const;  // without noting the helpers
+  std::string size_parameters(bool declarations, bool element) const;
+  bool by_value(const Leaf& leaf) const;  // enters the element function as a value, not a pointer
   // The rotation a cat node computes, as a value at element i; nothing when it is not one.
   std::optional<std::string> rotation(const graph::Node& cat);
   std::string size_argument(const std::string& python) const;
@@ -139,8 +166,7 @@ class ElementwiseProgram {
   std::set<std::string> computing_;               // recursion guard
   std::vector<std::string> body_;
   std::vector<Leaf> leaves_;
-  std::vector<SizeParameter> sizes_;              // in order of first use, after their leaf
-  std::vector<std::pair<std::size_t, std::size_t>> leaf_sizes_;  // leaf index -> [first, end) in sizes_
+  std::vector<SizeParameter> sizes_;              // in order of first use; parameters after every leaf
   std::set<std::string> helpers_;
   std::set<std::string> cast_dtypes_;
   std::set<std::string> absorbed_;

@@ -698,7 +698,7 @@ class _NvrtcRuntime(object):
                     if kind in (rt.UINT32, rt.UINT64, rt.POINTER) and value < 0:
                         value += 1 << 64
                     holders.append(self.CTYPES[kind](value))
-            lib = _nvrtc_torch.cuda._utils._get_gpu_runtime_library()
+            lib = self.driver()
             arity = self.arity(lib)
             if arity is not None and arity != len(args):
                 raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
@@ -710,9 +710,22 @@ class _NvrtcRuntime(object):
                 self._shared_limit = shared_mem
             handle = (_nvrtc_torch.cuda.current_stream(self.device_index).cuda_stream if stream is None else
                       stream if isinstance(stream, int) else stream.cuda_stream)
-            self._check(lib.cuLaunchKernel(self._function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
+            self._check(self._DRIVER["launch"](self._function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
                                            shared_mem, _nvrtc_ctypes.c_void_p(handle), params, None),
                         "cuLaunchKernel(%s, grid=%s, block=%s)" % (self.name, dims[:3], dims[3:]))
+
+        # Looked up once per getter: torch opens the driver library anew on each
+        # call and cuLaunchKernel is then resolved again, tens of microseconds a
+        # launch that a fast kernel (0.2 ms) no longer hides behind the GPU's work.
+        _DRIVER = {}
+
+        @classmethod
+        def driver(cls):
+            getter = _nvrtc_torch.cuda._utils._get_gpu_runtime_library
+            if cls._DRIVER.get("getter") is not getter:
+                lib = getter()
+                cls._DRIVER.update(getter=getter, lib=lib, launch=lib.cuLaunchKernel)
+            return cls._DRIVER["lib"]
 
         def arity(self, lib):
             # The kernel's parameter count from the driver (cuFuncGetParamInfo, CUDA 12.4+):

@@ -51,8 +51,8 @@ TEST(KnowledgeProposerOnSamples, ExactOffersForTheConvEpilogueSample) {
   const std::string cudnn = "cuDNN benchmarks its algorithms for the 1 convolution(s)";
   const std::string graph = "the forward's 5 kernel launches captured in one CUDA graph and replayed";
   const std::string nhwc =
-      "'conv' in channels_last, then add + hardswish + clamp + mul fused into one elementwise kernel on channels_last "
-      "memory (16-byte vector loads when aligned)";
+      "'conv' in channels_last without its bias, then bias + add + hardswish + clamp + mul fused into one elementwise "
+      "kernel on channels_last memory (16-byte vector loads when aligned)";
   const std::string nchw = "add + hardswish + clamp + mul fused into one elementwise kernel (16-byte vector loads when aligned)";
   EXPECT_EQ(notes, (Texts{cudnn + "; " + graph + "; " + nhwc, cudnn + "; " + nhwc, nhwc, cudnn + "; " + graph + "; " + nchw,
                           nchw, cudnn, graph}));
@@ -92,7 +92,7 @@ TEST(KnowledgeProposerOnSamples, RotaryEmbeddingReadsTheRotationInPlace) {
             std::string::npos);
 }
 
-// HIERA_PRINT_OFFERS=1: the offers, for the lead's H200 runs.
+// HIERA_PRINT_OFFERS=1: the offers, for the lead's H200 runs; =source prints their sources too.
 TEST(KnowledgeProposerOnSamples, PrintOffers) {
   if (!std::getenv("HIERA_PRINT_OFFERS")) GTEST_SKIP() << "set HIERA_PRINT_OFFERS=1 to print every sample's offers";
   for (const char* s : {"02_conv2d_batchnorm_relu", "03_conv2d_groupnorm_swish_scale", "06_scale_mask_softmax",
@@ -105,6 +105,7 @@ TEST(KnowledgeProposerOnSamples, PrintOffers) {
       for (const auto& c : offers(std::string("samples/fusion_") + s, space)) {
         std::cout << s << " " << knowledge::to_string(space) << " #" << ++k << ": "
                   << (c.rejected ? "REJECTED " + *c.rejected : c.notes) << "\n";
+        if (std::string(std::getenv("HIERA_PRINT_OFFERS")) == "source") std::cout << c.source << "\n";
       }
     }
   }

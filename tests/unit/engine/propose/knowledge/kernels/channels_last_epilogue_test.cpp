@@ -72,8 +72,9 @@ TEST(ChannelsLastEpilogue, ConvAndEpilogueOnNhwcMemory) {
   EXPECT_EQ(r.description,
             "'conv' in channels_last, then add + leaky_relu + mul fused into one elementwise kernel on channels_last "
             "memory (16-byte vector loads when aligned)");
+  // 16 channels: the vector kernel reads the bias as one pack per 4 lanes (lane packs).
   EXPECT_THAT(r.statements,
-              ElementsAre("conv = self.conv(x.contiguous(memory_format=torch.channels_last))",
+              ElementsAre("conv = self.conv(_hiera_channels_last(x, \"to_channels_last_float32\", torch.channels_last))",
                           "_mul_shape = torch.broadcast_shapes(conv.shape, bias.shape)",
                           "_mul_memory_shape = torch.Size([_mul_shape[d] for d in (0, 2, 3, 1)])",
                           "assert conv.dtype == torch.float32 and bias.dtype == torch.float32, "
@@ -83,18 +84,36 @@ TEST(ChannelsLastEpilogue, ConvAndEpilogueOnNhwcMemory) {
                           "_mul_n = mul.numel()",
                           "assert _mul_n < 2**31, \"kernel fused_mul_nhwc indexes with 32 bits\"",
                           "_mul_a0 = conv.contiguous(memory_format=torch.channels_last)",
-                          "_mul_vec = (_mul_a0.data_ptr() | mul.data_ptr()) % 16 == 0",
+                          "_mul_a1 = bias.contiguous()",
+                          "_mul_vec = (_mul_a0.data_ptr() | _mul_a1.data_ptr() | mul.data_ptr()) % 16 == 0 and "
+                          "_mul_memory_shape[3:4].numel() % 4 == 0",
                           "(_kernel(\"fused_mul_nhwc_vec\") if _mul_vec else _kernel(\"fused_mul_nhwc\"))(_grid((_mul_n "
-                          "+ 3) // 4 if _mul_vec else _mul_n, 256), 256, _mul_a0, bias.contiguous(), "
-                          "_mul_memory_shape[3:4].numel(), mul, nvrtc_runtime.int64(_mul_n))"));
-  ASSERT_EQ(r.kernels.size(), 2u);
+                          "+ 3) // 4 if _mul_vec else _mul_n, 256), 256, _mul_a0, _mul_a1, "
+                          "_mul_memory_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_mul_memory_shape[3:4].numel())), "
+                          "mul, nvrtc_runtime.int64(_mul_n))"));
+  ASSERT_EQ(r.kernels.size(), 3u);
   EXPECT_EQ(r.kernels[0].name, "fused_mul_nhwc_vec");
   EXPECT_EQ(r.kernels[1].name, "fused_mul_nhwc");
-  // The channel is the fastest-moving index of NHWC memory: the bias is read at i % C.
+  EXPECT_EQ(r.kernels[2].name, "to_channels_last_float32");
+  EXPECT_THAT(r.kernels[2].source, HasSubstr("typedef float scalar_t;"));
+  ASSERT_EQ(r.definitions.size(), 1u);
+  EXPECT_THAT(r.definitions[0], HasSubstr("def _hiera_channels_last(x, kernel, memory_format):"));
+  // The channel is the fastest-moving index of NHWC memory: the bias is read at i % C, without a division.
   EXPECT_THAT(source_of(r, "fused_mul_nhwc"),
               HasSubstr("__device__ __forceinline__ float fused_mul_nhwc_element(const index_t i, const float a0_v, "
-                        "const float* __restrict__ a1, const int a1_size0) {\n"
-                        "  const float a1_v = static_cast<float>(a1[(i % a1_size0)]);\n"));
+                        "const float* __restrict__ a1, const int a1_size0, const unsigned long long a1_size0_div) {\n"
+                        "  const float a1_v = static_cast<float>(a1[hiera_mod(i, a1_size0, a1_size0_div)]);\n"));
+  EXPECT_THAT(source_of(r, "fused_mul_nhwc_vec"),
+              HasSubstr("    const hiera_pack<float> a0_pack = reinterpret_cast<const hiera_pack<float>*>(a0)[v];\n"
+                        "    const hiera_pack<float> a1_pack = reinterpret_cast<const hiera_pack<float>*>(a1)"
+                        "[hiera_mod(static_cast<index_t>(v * HIERA_VEC), a1_size0, a1_size0_div) / HIERA_VEC];\n"));
+  EXPECT_THAT(source_of(r, "fused_mul_nhwc_vec"),
+              HasSubstr("fused_mul_nhwc_vec_element(i, static_cast<float>(a0_pack.v[k]), static_cast<float>(a1_pack.v[k]), "
+                        "a1_size0, a1_size0_div)"));
+  // Its scalar tail reads the bias per element.
+  EXPECT_THAT(source_of(r, "fused_mul_nhwc_vec"),
+              HasSubstr("fused_mul_nhwc_vec_element(i, static_cast<float>(a0[i]), "
+                        "static_cast<float>(a1[hiera_mod(i, a1_size0, a1_size0_div)]), a1_size0, a1_size0_div)"));
   hiera::testing::expect_kernels_compile(r);
 }
 
@@ -103,14 +122,59 @@ TEST(ChannelsLastEpilogue, Conv3dIsChannelsLast3d) {
   const auto found = find(conv_epilogue("conv3d", {2, 16, 6, 10, 12}), skipped);
   ASSERT_EQ(found.size(), 1u);
   const Replacement& r = found[0];
-  EXPECT_EQ(r.statements[0], "conv = self.conv(x.contiguous(memory_format=torch.channels_last_3d))");
+  EXPECT_EQ(r.statements[0],
+            "conv = self.conv(_hiera_channels_last(x, \"to_channels_last_float32\", torch.channels_last_3d))");
   EXPECT_EQ(r.statements[2], "_mul_memory_shape = torch.Size([_mul_shape[d] for d in (0, 2, 3, 4, 1)])");
   EXPECT_EQ(r.statements[4], "mul = torch.empty(_mul_shape, dtype=conv.dtype, device=conv.device, "
                              "memory_format=torch.channels_last_3d)");
-  EXPECT_THAT(r.statements.back(), HasSubstr("bias.contiguous(), _mul_memory_shape[4:5].numel(), mul,"));
+  EXPECT_THAT(r.statements.back(), HasSubstr("_mul_a1, _mul_memory_shape[4:5].numel(), "
+                                             "nvrtc_runtime.uint64(_divider(_mul_memory_shape[4:5].numel())), mul,"));
   EXPECT_EQ(r.kernels[1].name, "fused_mul_ndhwc");
   EXPECT_THAT(r.description, HasSubstr("'conv' in channels_last_3d, then "));
   hiera::testing::expect_kernels_compile(r);
+}
+
+// An nn.Conv2d with a bias runs without it; the epilogue adds it per channel,
+// so eager's separate bias pass over the output is gone.
+TEST(ChannelsLastEpilogue, ModuleBiasMovesIntoTheEpilogue) {
+  GraphBuilder b;
+  b.input("x", {8, 3, 32, 32}, "bfloat16");
+  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {8, 16, 32, 32}, "bfloat16", "self.conv(x)");
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("conv")}, {}, {8, 16, 32, 32}, "bfloat16");
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("relu"), number_arg(2.0)}, {}, {8, 16, 32, 32},
+         "bfloat16");
+  OpGraph graph = b.build({"mul"});
+  graph.parameters["conv.weight"].dtype = graph.parameters["conv.bias"].dtype = "bfloat16";
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find(graph, skipped);
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.description,
+            "'conv' in channels_last without its bias, then bias + relu + mul fused into one elementwise kernel on "
+            "channels_last memory (16-byte vector loads when aligned)");
+  EXPECT_EQ(r.statements[0],
+            "conv = torch.nn.functional.conv2d(_hiera_channels_last(x, \"to_channels_last_bfloat16\", "
+            "torch.channels_last), self.conv.weight, None, self.conv.stride, self.conv.padding, self.conv.dilation, "
+            "self.conv.groups)");
+  EXPECT_EQ(r.statements.back(),
+            "(_kernel(\"fused_mul_nhwc_vec\") if _mul_vec else _kernel(\"fused_mul_nhwc\"))(_grid((_mul_n + 7) // 8 "
+            "if _mul_vec else _mul_n, 256), 256, _mul_a0, _mul_a1, "
+            "_mul_memory_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_mul_memory_shape[3:4].numel())), mul, "
+            "nvrtc_runtime.int64(_mul_n))");
+  // conv + bias is rounded to bfloat16 before the relu, as eager's separate add stores it.
+  EXPECT_THAT(source_of(r, "fused_mul_nhwc"),
+              HasSubstr("  const float a0_v = static_cast<float>(a0[hiera_mod(i, a0_size0, a0_size0_div)]);\n"
+                        "  const float t0 = a1_v + a0_v;\n"
+                        "  const float t1 = hiera_round_bfloat16(t0);\n"
+                        "  const float t2 = hiera_clamp_min(t1, 0.0f);\n"));
+  hiera::testing::expect_kernels_compile(r);
+
+  // Circular padding is the module's own (F.conv2d pads with zeros): the module is called as written.
+  graph.submodules["conv"].attrs["padding_mode"] = "circular";
+  EXPECT_EQ(find(graph, skipped)[0].statements[0],
+            "conv = self.conv(_hiera_channels_last(x, \"to_channels_last_bfloat16\", torch.channels_last))");
 }
 
 // A view cannot read channels_last memory: the result is made contiguous for it.
@@ -135,9 +199,10 @@ TEST(ChannelsLastEpilogue, LeavesOperandsInAnotherOrderToTheContiguousKernel) {
   skipped.clear();
   const auto rows = find(conv_epilogue("conv2d", {8, 16, 32, 32}, {32, 32}), skipped);
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_THAT(source_of(rows[0], "fused_mul_nhwc"), HasSubstr("static_cast<float>(a1[((i / a1_inner0) % a1_size0)]);"));
+  EXPECT_THAT(source_of(rows[0], "fused_mul_nhwc"), HasSubstr("static_cast<float>(a1[hiera_mod(hiera_div(i, a1_inner0_div), a1_size0, a1_size0_div)]);"));
   EXPECT_THAT(rows[0].statements.back(),
-              HasSubstr("bias.contiguous(), _mul_memory_shape[3:].numel(), _mul_memory_shape[1:3].numel(), mul,"));
+              HasSubstr("bias.contiguous(), _mul_memory_shape[3:].numel(), nvrtc_runtime.uint64(_divider(_mul_memory_shape[3:].numel())), "
+                        "_mul_memory_shape[1:3].numel(), nvrtc_runtime.uint64(_divider(_mul_memory_shape[1:3].numel())), mul,"));
 }
 
 // An input [N, 1, 1, W]: its sample run has a stride, the product of its own
@@ -152,10 +217,12 @@ TEST(ChannelsLastEpilogue, NodeOperandStridesFollowTheMemoryOrder) {
   const auto found = find(b.build({"relu"}), skipped);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_THAT(source_of(found[0], "fused_relu_nhwc"),
-              HasSubstr("a1[(i / a1_inner0) * a1_stride0 + ((i / a1_inner1) % a1_size1)]"));
+              HasSubstr("a1[hiera_div(i, a1_inner0_div) * a1_stride0 + hiera_mod(hiera_div(i, a1_inner1_div), a1_size1, a1_size1_div)]"));
   EXPECT_THAT(found[0].statements.back(),
-              HasSubstr("m.contiguous(), _relu_memory_shape[1:].numel(), (m.shape[2] * m.shape[3] * m.shape[1]), "
-                        "_relu_memory_shape[3:].numel(), _relu_memory_shape[2:3].numel(), relu,"));
+              HasSubstr("m.contiguous(), _relu_memory_shape[1:].numel(), nvrtc_runtime.uint64(_divider(_relu_memory_shape[1:].numel())), "
+                        "(m.shape[2] * m.shape[3] * m.shape[1]), _relu_memory_shape[3:].numel(), "
+                        "nvrtc_runtime.uint64(_divider(_relu_memory_shape[3:].numel())), _relu_memory_shape[2:3].numel(), "
+                        "nvrtc_runtime.uint64(_divider(_relu_memory_shape[2:3].numel())), relu,"));
 }
 
 // The convolution's value must go only into the epilogue; a linear layer is no convolution.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/propose/knowledge/kernels/kernel_rewrites.h"
+#include "engine/propose/knowledge/module_emitter.h"
 #include "graph_builder.h"
 #include "kernel_test_support.h"
 #include "subprocess.h"
@@ -69,7 +70,7 @@ json case_json(const Case& c) {
     if (seen != variant_of.end() && !c.last_variant) continue;
     json kernels = json::object();
     for (const auto& k : r.kernels) kernels[k.name] = k.source;
-    json replacement = {{"statements", r.statements}, {"kernels", kernels}};
+    json replacement = {{"statements", r.statements}, {"kernels", kernels}, {"definitions", r.definitions}};
     if (seen != variant_of.end()) {
       replacements[seen->second] = std::move(replacement);
     } else {
@@ -313,6 +314,35 @@ OpGraph channels_last_epilogue() {
   return b.build({"relu"});
 }
 
+// self.conv(x) of an nn.Conv2d with a bias -> relu -> * scale [C, 1, 1]: the conv runs without its
+// bias, which the epilogue adds on the NHWC tensor (the module's hyper-parameters come from `setup`).
+// With 8 channels the vector kernel reads the bias and the scale as one pack per 4 lanes (lane packs).
+OpGraph module_conv_epilogue() {
+  GraphBuilder b;
+  b.input("x", {3, 4, 9, 11});
+  b.module("conv", "Conv2d", {{"in_channels", 4}, {"out_channels", 8}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {8, 4, 3, 3}}, {"bias", {8}}});
+  b.parameter("scale", "scale", {8, 1, 1});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {3, 8, 9, 11}, "float32", "self.conv(x)");
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("conv")}, {}, {3, 8, 9, 11});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("relu"), node_arg("scale")}, {}, {3, 8, 9, 11});
+  return b.build({"mul"});
+}
+
+// silu(x) * 1.7, clamped, + a bias over the last dimension (fusion/25 in float32): the bias is
+// read as one pack per 4 lanes when the row length is a multiple of 4, per element otherwise.
+OpGraph column_bias_chain(std::int64_t cols) {
+  GraphBuilder b;
+  b.input("x", {5, cols});
+  b.parameter("bias", "bias", {cols});
+  b.call("silu", "call_function", "torch.nn.functional.silu", "silu", {node_arg("x")}, {}, {5, cols});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("silu"), number_arg(1.7)}, {}, {5, cols});
+  b.call("clamp", "call_function", "torch.clamp", "clamp", {node_arg("mul")},
+         {{"min", number_arg(-4.0)}, {"max", number_arg(4.0)}}, {5, cols});
+  b.call("add", "call_function", "operator.add", "add", {node_arg("clamp"), node_arg("bias")}, {}, {5, cols});
+  return b.build({"add"});
+}
+
 TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   const std::string python = torch_python();
   if (python.empty()) GTEST_SKIP() << "no python3 that imports torch (scripts/find-torch-python)";
@@ -402,6 +432,13 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   cases.push_back({"channels_last_epilogue", channels_last_epilogue(),
                    {{"relu", "torch.relu(F.conv2d(x, weight, padding=1) * m + bias)"}},
                    {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}});
+  cases.push_back({"channels_last_conv_bias", module_conv_epilogue(),
+                   {{"mul", "torch.relu(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1)) * scale"}},
+                   {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"},
+                   {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1"}});
+  const std::string column_bias = "torch.clamp(F.silu(x) * 1.7, min=-4.0, max=4.0) + bias";
+  cases.push_back({"column_bias_packed", column_bias_chain(24), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
+  cases.push_back({"column_bias_odd_length", column_bias_chain(26), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
   // RMSNorm's rows in registers (a block of 64 threads holds 1100), then a module called on rows of
   // another length (900): the kernel's any-length entry point.
   const std::string rms = "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))";
@@ -438,7 +475,8 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {{"mul_1", "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))"}}, {"s3_row_in_registers"}, {}, {},
        true, 2 * 4.0 * 65536 * 4096},
   };
-  json all = {{"cases", json::array()}};
+  // The emitted module's _divider, which the launch statements call.
+  json all = {{"cases", json::array()}, {"helpers", divider_helper()}};
   for (const auto& c : cases) all["cases"].push_back(case_json(c));
   for (auto& c : all["cases"]) {
     if (c["name"] != "rms_norm_other_length") continue;
@@ -461,7 +499,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 41) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 44) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
@@ -483,7 +521,13 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec)"));
+  // Its bias has 6 channels, no whole pack of 4: the scalar kernel.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc, to_channels_last_float32)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_conv_bias: mul max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   column_bias_odd_length: add max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add)\nok   rms_norm"));
 }
 
 }  // namespace

@@ -34,6 +34,10 @@ inline float __half2float(HostHalf h) { return h.value; }
 inline HostHalf __float2bfloat16_rn(float x) { return {round_to_bits(x, 8, -125)}; }
 inline float __bfloat162float(HostHalf h) { return h.value; }
 
+inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+  return static_cast<unsigned int>((static_cast<unsigned long long>(a) * b) >> 32);
+}
+
 #define HIERA_DEVICE_HELPER(name, ...) inline __VA_ARGS__
 #include "engine/propose/knowledge/kernels/device_helpers.inc"
 #undef HIERA_DEVICE_HELPER
@@ -384,6 +388,34 @@ TEST(ElementwiseExpression, HelpersPropagateNanAsTorchDoes) {
   EXPECT_TRUE(std::isnan(hiera_maximum(nan, 1.0f)));
   EXPECT_TRUE(std::isnan(hiera_maximum(1.0f, nan)));
   EXPECT_TRUE(std::isnan(hiera_minimum(1.0f, nan)));
+}
+
+// The multiplier and shift as the emitted module's _divider packs them (module_emitter.cpp).
+unsigned long long divider(unsigned long long d) {
+  unsigned shift = 0;
+  while ((1ULL << shift) < d) ++shift;
+  return (static_cast<unsigned long long>(shift) << 32) | ((((1ULL << 32) * ((1ULL << shift) - d)) / d + 1) & 0xffffffffULL);
+}
+
+TEST(ElementwiseExpression, IndexDivisionWithoutADivideIsExactOverTheWholeIntRange) {
+  using namespace hiera_host_helpers;
+  std::vector<long long> divisors;
+  for (long long d = 1; d <= 2048; ++d) divisors.push_back(d);
+  for (long long d : {3LL * 64 * 64, 65536LL, 65535LL, 65537LL, 1000003LL, (1LL << 30) - 1, 1LL << 30, (1LL << 30) + 1,
+                      (1LL << 31) - 2, (1LL << 31) - 1})
+    divisors.push_back(d);
+  std::vector<long long> numerators = {0, 1, 2, 1LL << 30, (1LL << 31) - 2, (1LL << 31) - 1};
+  for (long long k = 0; k < 300; ++k) numerators.push_back((k * 7919 * 104729 + k * k * 31) % (1LL << 31));
+  for (const long long d : divisors) {
+    const unsigned long long magic = divider(static_cast<unsigned long long>(d));
+    for (const long long base : numerators) {
+      for (const long long n : {base, base - base % d, base - base % d + d - 1, base - base % d - 1}) {
+        if (n < 0 || n >= (1LL << 31)) continue;
+        ASSERT_EQ(hiera_div(static_cast<int>(n), magic), n / d) << n << " / " << d;
+        ASSERT_EQ(hiera_mod(static_cast<int>(n), static_cast<int>(d), magic), n % d) << n << " % " << d;
+      }
+    }
+  }
 }
 
 TEST(ElementwiseExpression, CastHelpersRoundToNearestEven) {

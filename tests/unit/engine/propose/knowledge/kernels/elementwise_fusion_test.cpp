@@ -73,7 +73,8 @@ TEST(ElementwiseFusion, ConvBiasActivationScaleIsOneKernel) {
                           "_mul_vec = (_mul_a0.data_ptr() | mul.data_ptr()) % 16 == 0",
                           "(_kernel(\"fused_mul_vec\") if _mul_vec else _kernel(\"fused_mul\"))(_grid((_mul_n + 3) // 4 "
                           "if _mul_vec else _mul_n, 256), 256, _mul_a0, bias.contiguous(), _mul_shape[2:].numel(), "
-                          "_mul_shape[1:2].numel(), mul, nvrtc_runtime.int64(_mul_n))"));
+                          "nvrtc_runtime.uint64(_divider(_mul_shape[2:].numel())), _mul_shape[1:2].numel(), "
+                          "nvrtc_runtime.uint64(_divider(_mul_shape[1:2].numel())), mul, nvrtc_runtime.int64(_mul_n))"));
   ASSERT_EQ(r.kernels.size(), 2u);
   EXPECT_EQ(r.kernels[0].name, "fused_mul_vec");
   EXPECT_EQ(r.kernels[1].name, "fused_mul");
@@ -81,19 +82,22 @@ TEST(ElementwiseFusion, ConvBiasActivationScaleIsOneKernel) {
   EXPECT_EQ(scalar.rfind("// hiera: generated from knowledge/templates/elementwise_fusion.cu\n", 0), 0u);
   EXPECT_THAT(scalar, HasSubstr(
       "__device__ __forceinline__ float fused_mul_element(const index_t i, const float a0_v, "
-      "const float* __restrict__ a1, const int a1_inner0, const int a1_size0) {\n"
-      "  const float a1_v = static_cast<float>(a1[((i / a1_inner0) % a1_size0)]);\n"
+      "const float* __restrict__ a1, const int a1_inner0, const unsigned long long a1_inner0_div, const int a1_size0, "
+      "const unsigned long long a1_size0_div) {\n"
+      "  const float a1_v = static_cast<float>(a1[hiera_mod(hiera_div(i, a1_inner0_div), a1_size0, a1_size0_div)]);\n"
       "  const float t0 = a0_v + a1_v;\n"
       "  const float t1 = hiera_leaky_relu(t0, 0.2f);\n"
       "  const float t2 = t1 * 2.0f;\n"
       "  return t2;\n}"));
   EXPECT_THAT(scalar, HasSubstr("extern \"C\" __global__ void fused_mul(const float* __restrict__ a0, const float* "
-                                "__restrict__ a1, int a1_inner0, int a1_size0, out_t* __restrict__ out, long long n)"));
+                                "__restrict__ a1, int a1_inner0, unsigned long long a1_inner0_div, int a1_size0, "
+                                "unsigned long long a1_size0_div, out_t* __restrict__ out, long long n)"));
   EXPECT_THAT(scalar, HasSubstr("typedef int index_t;\ntypedef float out_t;"));
   const std::string& vec = source_of(r, "fused_mul_vec");
   EXPECT_THAT(vec, HasSubstr("#define HIERA_VEC 4\n"));
   EXPECT_THAT(vec, HasSubstr("const hiera_pack<float> a0_pack = reinterpret_cast<const hiera_pack<float>*>(a0)[v];"));
-  EXPECT_THAT(vec, HasSubstr("fused_mul_vec_element(i, static_cast<float>(a0_pack.v[k]), a1, a1_inner0, a1_size0)"));
+  EXPECT_THAT(vec, HasSubstr("fused_mul_vec_element(i, static_cast<float>(a0_pack.v[k]), a1, a1_inner0, a1_inner0_div, a1_size0, "
+                             "a1_size0_div)"));
   hiera::testing::expect_kernels_compile(r);
 }
 
@@ -167,14 +171,16 @@ TEST(ElementwiseFusion, BroadcastIndexMathPerPattern) {
   b.call("sub", "call_function", "operator.sub", "sub", {node_arg("mul"), node_arg("s")}, {}, {8, 16, 6, 6});
   const Replacement r = only_fusion(b.build({"sub"}));
   const std::string& scalar = source_of(r, "fused_sub");
-  EXPECT_THAT(scalar, HasSubstr("const float a1_v = static_cast<float>(a1[(i % a1_size0)]);"));
-  EXPECT_THAT(scalar, HasSubstr("const float a2_v = static_cast<float>(a2[(i / a2_inner0) * a2_stride0 + (i % a2_size1)]);"));
+  EXPECT_THAT(scalar, HasSubstr("const float a1_v = static_cast<float>(a1[hiera_mod(i, a1_size0, a1_size0_div)]);"));
+  EXPECT_THAT(scalar, HasSubstr("const float a2_v = static_cast<float>(a2[hiera_div(i, a2_inner0_div) * a2_stride0 + "
+                                "hiera_mod(i, a2_size1, a2_size1_div)]);"));
   EXPECT_THAT(scalar, HasSubstr("const float a3_v = static_cast<float>(a3[0]);"));
   EXPECT_EQ(r.statements.back(),
             "(_kernel(\"fused_sub_vec\") if _sub_vec else _kernel(\"fused_sub\"))(_grid((_sub_n + 3) // 4 if _sub_vec "
-            "else _sub_n, 256), 256, _sub_a0, row.contiguous(), _sub_shape[3:4].numel(), plane.contiguous(), "
-            "_sub_shape[1:].numel(), plane.shape[1:].numel(), _sub_shape[2:4].numel(), s.contiguous(), sub, "
-            "nvrtc_runtime.int64(_sub_n))");
+            "else _sub_n, 256), 256, _sub_a0, _sub_a1, plane.contiguous(), s.contiguous(), "
+            "_sub_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_sub_shape[3:4].numel())), _sub_shape[1:].numel(), "
+            "nvrtc_runtime.uint64(_divider(_sub_shape[1:].numel())), plane.shape[1:].numel(), _sub_shape[2:4].numel(), "
+            "nvrtc_runtime.uint64(_divider(_sub_shape[2:4].numel())), sub, nvrtc_runtime.int64(_sub_n))");
   EXPECT_EQ(r.statements[0], "_sub_shape = torch.broadcast_shapes(x.shape, row.shape, plane.shape, s.shape)");
   hiera::testing::expect_kernels_compile(r);
 }
@@ -201,9 +207,14 @@ TEST(ElementwiseFusion, BatchNormInInferenceFusesWithItsActivation) {
   EXPECT_THAT(r.covered, ElementsAre("bn", "relu"));
   EXPECT_EQ(r.statements[0], "_relu_shape = x.shape");
   EXPECT_THAT(r.statements.back(),
-              HasSubstr("256, _relu_a0, self.bn.running_mean.contiguous(), _relu_shape[2:].numel(), "
-                        "_relu_shape[1:2].numel(), self.bn.running_var.contiguous(), _relu_shape[2:].numel(), "
-                        "_relu_shape[1:2].numel(), self.bn.weight.contiguous()"));
+              HasSubstr("256, _relu_a0, self.bn.running_mean.contiguous(), self.bn.running_var.contiguous(), "
+                        "self.bn.weight.contiguous(), self.bn.bias.contiguous(), _relu_shape[2:].numel(), "
+                        "nvrtc_runtime.uint64(_divider(_relu_shape[2:].numel())), _relu_shape[1:2].numel(), "
+                        "nvrtc_runtime.uint64(_divider(_relu_shape[1:2].numel())), relu,"));
+  // The four per-channel operands share one index: the compiler computes it once.
+  EXPECT_THAT(source_of(r, "fused_relu"),
+              HasSubstr("const float a4_v = static_cast<float>(a4[hiera_mod(hiera_div(i, a1_inner0_div), a1_size0, "
+                        "a1_size0_div)]);"));
   EXPECT_THAT(source_of(r, "fused_relu"), HasSubstr("const float t0 = a3_v * (a0_v - a1_v) * (1.0f / sqrtf(a2_v + 1e-05f)) + a4_v;"));
   hiera::testing::expect_kernels_compile(r);
   // In training mode the statistics are the batch's: no elementwise kernel.

@@ -57,14 +57,14 @@ TEST(NormFusion, ResidualLayerNormGelu) {
                           "gelu = torch.empty(_gelu_in_shape, dtype=x.dtype, device=x.device)",
                           "assert _gelu_in_shape.numel() < 2**31, \"kernel fused_gelu indexes with 32 bits\"",
                           "_kernel(\"fused_gelu\")(_grid(_gelu_rows, 8), (32, 8), x.contiguous(), r.contiguous(), "
-                          "self.ln.weight.contiguous(), _gelu_in_shape[2:3].numel(), self.ln.bias.contiguous(), "
-                          "_gelu_in_shape[2:3].numel(), gelu, nvrtc_runtime.int64(_gelu_rows), "
-                          "nvrtc_runtime.int64(_gelu_cols))"));
+                          "self.ln.weight.contiguous(), self.ln.bias.contiguous(), _gelu_in_shape[2:3].numel(), "
+                          "nvrtc_runtime.uint64(_divider(_gelu_in_shape[2:3].numel())), gelu, "
+                          "nvrtc_runtime.int64(_gelu_rows), nvrtc_runtime.int64(_gelu_cols))"));
   const std::string& source = r.kernels[0].source;
   EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/welford_layernorm.cu\n", 0), 0u);
   EXPECT_THAT(source, HasSubstr("rstd = rsqrtf(w.m2 / (float)length + 1e-05f);"));
-  EXPECT_THAT(source, HasSubstr("  const float b0_v = static_cast<float>(b0[(i % b0_size0)]);\n"
-                                "  const float b1_v = static_cast<float>(b1[(i % b1_size0)]);\n"
+  EXPECT_THAT(source, HasSubstr("  const float b0_v = static_cast<float>(b0[hiera_mod(i, b0_size0, b0_size0_div)]);\n"
+                                "  const float b1_v = static_cast<float>(b1[hiera_mod(i, b0_size0, b0_size0_div)]);\n"
                                 "  const float t0 = (x - mean) * rstd * b0_v + b1_v;\n"
                                 "  const float t1 = hiera_gelu_erf(t0);\n  return t1;"));
   hiera::testing::expect_kernels_compile(r);
@@ -77,8 +77,9 @@ TEST(NormFusion, ResidualLayerNormGelu) {
                               "of 768 held in registers, one warp per row)");
   EXPECT_EQ(rows.statements.back(),
             "_kernel(\"fused_gelu_rows\")((_gelu_rows + 4 - 1) // 4, (32, 4), x.contiguous(), r.contiguous(), "
-            "self.ln.weight.contiguous(), _gelu_in_shape[2:3].numel(), self.ln.bias.contiguous(), "
-            "_gelu_in_shape[2:3].numel(), gelu, nvrtc_runtime.int64(_gelu_rows)) if _gelu_cols == 768 else " +
+            "self.ln.weight.contiguous(), self.ln.bias.contiguous(), _gelu_in_shape[2:3].numel(), "
+            "nvrtc_runtime.uint64(_divider(_gelu_in_shape[2:3].numel())), gelu, nvrtc_runtime.int64(_gelu_rows)) if "
+            "_gelu_cols == 768 else " +
                 r.statements.back());
   const std::string& row_source = rows.kernels[0].source;
   EXPECT_THAT(row_source, HasSubstr("#define COLS 768\n#define SEGMENT_THREADS 32\n#define ROWS_PER_BLOCK 4\n"));
@@ -113,9 +114,13 @@ TEST(NormFusion, GroupNormWithPerChannelAffineAndSwish) {
   EXPECT_EQ(r.statements[3], "_mul_1_cols = _mul_1_in_shape[1:].numel() // 8");
   // 8 channels of 32 x 32 per group: one block of 1024 threads per group; the affine is per channel.
   EXPECT_THAT(r.statements.back(), HasSubstr("(_grid(_mul_1_rows, 1), (1024, 1), conv.contiguous(), "
-                                             "self.gn.weight.contiguous(), _mul_1_in_shape[2:].numel(), "
-                                             "_mul_1_in_shape[1:2].numel(), self.gn.bias.contiguous()"));
-  EXPECT_THAT(r.kernels[0].source, HasSubstr("const float b0_v = static_cast<float>(b0[((i / b0_inner0) % b0_size0)]);"));
+                                             "self.gn.weight.contiguous(), self.gn.bias.contiguous(), "
+                                             "_mul_1_in_shape[2:].numel(), "
+                                             "nvrtc_runtime.uint64(_divider(_mul_1_in_shape[2:].numel())), "
+                                             "_mul_1_in_shape[1:2].numel(), "
+                                             "nvrtc_runtime.uint64(_divider(_mul_1_in_shape[1:2].numel())), mul_1,"));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("const float b0_v = static_cast<float>(b0[hiera_mod(hiera_div(i, "
+                                             "b0_inner0_div), b0_size0, b0_size0_div)]);"));
   EXPECT_THAT(r.kernels[0].source, HasSubstr("  const float t1 = hiera_sigmoid(t0);\n  const float t2 = t0 * t1;\n"
                                              "  const float t3 = t2 * 2.0f;"));
   hiera::testing::expect_kernels_compile(r);

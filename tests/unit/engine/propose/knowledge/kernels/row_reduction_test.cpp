@@ -199,10 +199,12 @@ TEST(RowReduction, AMeanUsedOverItsRowIsOneRowInRegistersKernel) {
                           "mul_1 = torch.empty(_mul_1_in_shape, dtype=x.dtype, device=x.device)",
                           "assert _mul_1_in_shape.numel() < 2**31, \"kernel fused_mul_1 indexes with 32 bits\"",
                           "_kernel(\"fused_mul_1_rows\")((_mul_1_rows + 1 - 1) // 1, (256, 1), x.contiguous(), "
-                          "weight.contiguous(), _mul_1_in_shape[1:2].numel(), x.contiguous(), mul_1, "
+                          "weight.contiguous(), x.contiguous(), _mul_1_in_shape[1:2].numel(), "
+                          "nvrtc_runtime.uint64(_divider(_mul_1_in_shape[1:2].numel())), mul_1, "
                           "nvrtc_runtime.int64(_mul_1_rows)) if _mul_1_cols == 4096 else "
                           "_kernel(\"fused_mul_1_rows_any_length\")((_mul_1_rows + 1 - 1) // 1, (256, 1), x.contiguous(), "
-                          "weight.contiguous(), _mul_1_in_shape[1:2].numel(), x.contiguous(), mul_1, "
+                          "weight.contiguous(), x.contiguous(), _mul_1_in_shape[1:2].numel(), "
+                          "nvrtc_runtime.uint64(_divider(_mul_1_in_shape[1:2].numel())), mul_1, "
                           "nvrtc_runtime.int64(_mul_1_rows), nvrtc_runtime.int64(_mul_1_cols))"));
   ASSERT_EQ(r.kernels.size(), 2u);
   EXPECT_EQ(r.kernels[0].name, "fused_mul_1_rows");

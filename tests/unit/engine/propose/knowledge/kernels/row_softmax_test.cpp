@@ -57,16 +57,16 @@ TEST(RowSoftmax, PrologueSoftmaxAndEpilogueInOneKernel) {
                           "mul_1 = torch.empty(_mul_1_in_shape, dtype=x.dtype, device=x.device)",
                           "assert _mul_1_in_shape.numel() < 2**31, \"kernel fused_mul_1 indexes with 32 bits\"",
                           "_kernel(\"fused_mul_1\")(_grid(_mul_1_rows, 8), (32, 8), x.contiguous(), mask.contiguous(), "
-                          "_mul_1_in_shape[2:4].numel(), v.contiguous(), mul_1, nvrtc_runtime.int64(_mul_1_rows), "
-                          "nvrtc_runtime.int64(_mul_1_cols))"));
+                          "_mul_1_in_shape[2:4].numel(), nvrtc_runtime.uint64(_divider(_mul_1_in_shape[2:4].numel())), "
+                          "v.contiguous(), mul_1, nvrtc_runtime.int64(_mul_1_rows), nvrtc_runtime.int64(_mul_1_cols))"));
   const std::string& source = r.kernels[0].source;
   EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/row_logsumexp.cu\n", 0), 0u);
   EXPECT_THAT(source, HasSubstr("#define SEGMENT_THREADS 32\n#define ROWS_PER_BLOCK 8\n#define PER_ELEMENT 1\n"));
   EXPECT_THAT(source, HasSubstr("fused_mul_1_input(const index_t i, const float* __restrict__ a0, const float* "
-                                "__restrict__ a1, const int a1_size0) {\n"
+                                "__restrict__ a1, const int a1_size0, const unsigned long long a1_size0_div) {\n"
                                 "  const float a0_v = static_cast<float>(a0[i]);\n"
                                 "  const float t0 = a0_v * 0.125f;\n"
-                                "  const float a1_v = static_cast<float>(a1[(i % a1_size0)]);\n"
+                                "  const float a1_v = static_cast<float>(a1[hiera_mod(i, a1_size0, a1_size0_div)]);\n"
                                 "  const float t1 = t0 + a1_v;\n  return t1;"));
   // torch's max-subtracted softmax, then the epilogue.
   EXPECT_THAT(source, HasSubstr("  const float t0 = expf(x - row_max) * (1.0f / row_sum);\n"
@@ -93,8 +93,8 @@ TEST(RowSoftmax, RowsOfACapturedLengthAreHeldInRegisters) {
   for (std::size_t k = 0; k + 1 < r.statements.size(); ++k) EXPECT_EQ(r.statements[k], streaming.statements[k]);
   EXPECT_EQ(r.statements.back(),
             "_kernel(\"fused_mul_1_rows\")((_mul_1_rows + 4 - 1) // 4, (32, 4), x.contiguous(), mask.contiguous(), "
-            "_mul_1_in_shape[2:4].numel(), v.contiguous(), mul_1, nvrtc_runtime.int64(_mul_1_rows)) if _mul_1_cols == 512 "
-            "else " + streaming.statements.back());
+            "_mul_1_in_shape[2:4].numel(), nvrtc_runtime.uint64(_divider(_mul_1_in_shape[2:4].numel())), v.contiguous(), "
+            "mul_1, nvrtc_runtime.int64(_mul_1_rows)) if _mul_1_cols == 512 else " + streaming.statements.back());
   ASSERT_EQ(r.kernels.size(), 2u);
   EXPECT_EQ(r.kernels[0].name, "fused_mul_1_rows");
   EXPECT_EQ(r.kernels[1].name, "fused_mul_1");
@@ -186,14 +186,15 @@ TEST(RowSoftmax, MaskedFillWithABroadcastBooleanMask) {
   EXPECT_EQ(found[1].description,
             "mul + masked_fill + softmax: softmax over the last dimension fused into one kernel (one warp per segment)");
   const std::string& source = found[1].kernels[0].source;
-  EXPECT_THAT(source, HasSubstr("fused_softmax_input(const index_t i, const bool* __restrict__ a0, const int a0_size0, "
-                                "const float* __restrict__ a1) {\n"
-                                "  const bool a0_v = a0[(i % a0_size0)];\n"
+  EXPECT_THAT(source, HasSubstr("fused_softmax_input(const index_t i, const bool* __restrict__ a0, const float* "
+                                "__restrict__ a1, const int a0_size0, const unsigned long long a0_size0_div) {\n"
+                                "  const bool a0_v = a0[hiera_mod(i, a0_size0, a0_size0_div)];\n"
                                 "  const float a1_v = static_cast<float>(a1[i]);\n"
                                 "  const float t0 = a1_v * 0.125f;\n"
                                 "  const float t1 = (a0_v ? __int_as_float(0xff800000) : t0);\n"));
   EXPECT_THAT(found[1].statements.back(),
-              HasSubstr("(32, 8), mask.contiguous(), _softmax_in_shape[2:4].numel(), x.contiguous(), softmax,"));
+              HasSubstr("(32, 8), mask.contiguous(), x.contiguous(), _softmax_in_shape[2:4].numel(), "
+                        "nvrtc_runtime.uint64(_divider(_softmax_in_shape[2:4].numel())), softmax,"));
   hiera::testing::expect_kernels_compile(found[0]);
   hiera::testing::expect_kernels_compile(found[1]);
 }

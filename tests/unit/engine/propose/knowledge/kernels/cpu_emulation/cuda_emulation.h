@@ -56,6 +56,9 @@ inline float __int_as_float(unsigned bits) {
   return f;
 }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+  return static_cast<unsigned int>((static_cast<unsigned long long>(a) * b) >> 32);
+}
 inline int min(int a, int b) { return a < b ? a : b; }
 
 template <typename... Params>

@@ -48,6 +48,10 @@ class int64(object):
         self.value = value
 
 
+class uint64(int64):
+    pass
+
+
 def dense(t):
     """Contiguous in one of the layouts the kernels index: row-major, or channels_last
     (the kernels of s3_channels_last_conv_epilogue walk NHWC memory)."""
@@ -75,6 +79,8 @@ class EmulatedKernel(object):
                 holders.append(ctypes.c_void_p(a.data_ptr()))
             elif a is None:
                 holders.append(ctypes.c_void_p(None))
+            elif isinstance(a, uint64):
+                holders.append(ctypes.c_uint64(a.value))
             elif isinstance(a, int64):
                 holders.append(ctypes.c_int64(a.value))
             elif hasattr(a, "to_ctype"):  # hiera_runner.nvrtc_runtime's int64(), float64(), ...
@@ -185,7 +191,7 @@ def copy_gbs():
     return 2 * (256 << 20) * 4 / (ms * 1e6)
 
 
-def run_case(case, compiler, device="cpu", peak_gbs=4800.0, measured_gbs=None):
+def run_case(case, compiler, device="cpu", peak_gbs=4800.0, measured_gbs=None, helpers=""):
     torch.manual_seed(1)
     env = {}
     for name, shape in case["inputs"].items():
@@ -221,8 +227,11 @@ def run_case(case, compiler, device="cpu", peak_gbs=4800.0, measured_gbs=None):
     def _grid(n, block, blocks_per_sm=4):
         return max(1, min((n + block - 1) // block, sm_count * blocks_per_sm))
 
-    runtime = compiler.runtime if device == "cuda" else types.SimpleNamespace(int64=int64)
+    runtime = compiler.runtime if device == "cuda" else types.SimpleNamespace(int64=int64, uint64=uint64)
     scope.update(_kernel=_kernel, _grid=_grid, nvrtc_runtime=runtime)
+    exec(helpers, scope)  # the emitted module's _divider
+    for definition in dict.fromkeys(d for r in case["replacements"] for d in r.get("definitions", [])):
+        exec(definition, scope)  # module-level helpers of the replacements, once each
     statements = [s for replacement in case["replacements"] for s in replacement["statements"]]
     for statement in statements:
         exec(statement, scope)
@@ -264,7 +273,8 @@ def main():
     parser.add_argument("--peak-gbs", type=float, default=4800.0)
     args = parser.parse_args()
     with open(args.cases) as f:
-        cases = json.load(f)["cases"]
+        suite = json.load(f)
+    cases, helpers = suite["cases"], suite.get("helpers", "")
     os.makedirs(args.work, exist_ok=True)
     if args.device == "cuda":
         compiler = CudaCompiler()
@@ -278,7 +288,7 @@ def main():
     if args.device == "cuda":
         measured = copy_gbs()
         print("copy %.0f GB/s (1 GiB device-to-device, read + write)" % measured)
-    failures = sum(run_case(case, compiler, args.device, args.peak_gbs, measured) for case in cases)
+    failures = sum(run_case(case, compiler, args.device, args.peak_gbs, measured, helpers) for case in cases)
     return 1 if failures else 0
 
 
