@@ -1,6 +1,7 @@
 #include "engine/propose/knowledge/kernels/channels_last_epilogue.h"
 
 #include "engine/propose/knowledge/graph_queries.h"
+#include "engine/propose/knowledge/kernels/conv_bias.h"
 #include "engine/propose/knowledge/kernels/elementwise_groups.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
 #include "engine/propose/knowledge/kernels/kernel_template.h"
@@ -45,38 +46,6 @@ constexpr const char* kToChannelsLast = R"(def _hiera_channels_last(x, kernel, m
     _kernel(kernel)(((spatial + 31) // 32, (channels + 31) // 32, x.shape[0]), (32, 8), x, out, channels, spatial)
     return out)";
 
-// The module expression of a call `self.conv(x)` of one positional input: "self.conv".
-std::optional<std::string> module_called(const graph::Node& conv, const graph::Node& input) {
-  const std::string call = "(" + input.name + ")";
-  if (conv.op != "call_module" || conv.args.size() != 1 || !conv.kwargs.empty() || conv.code.size() <= call.size() ||
-      conv.code.compare(conv.code.size() - call.size(), call.size(), call) != 0)
-    return std::nullopt;
-  return conv.code.substr(0, conv.code.size() - call.size());
-}
-
-// The convolution without its bias, and the bias for the epilogue to add:
-// for an nn.Conv*/ConvTranspose* module with a bias and zero padding, called on its input alone.
-std::optional<std::pair<std::string, LeafBias>> without_bias(const graph::OpGraph& graph, const graph::Node& conv,
-                                                             const graph::Node& input, const std::string& converted) {
-  const auto module = module_called(conv, input);
-  const auto sub = graph.submodules.find(conv.target);
-  const auto bias = graph.parameters.find(conv.target + ".bias");
-  if (!module || sub == graph.submodules.end() || bias == graph.parameters.end() || bias->second.shape.size() != 1 ||
-      sub->second.attrs.value("padding_mode", std::string("zeros")) != "zeros" || !conv.meta)
-    return std::nullopt;
-  const std::string& m = *module;
-  std::string call;
-  if (conv.kind == "conv2d" || conv.kind == "conv3d")
-    call = "torch.nn.functional." + conv.kind + "(" + converted + ", " + m + ".weight, None, " + m + ".stride, " + m +
-           ".padding, " + m + ".dilation, " + m + ".groups)";
-  else
-    call = "torch.nn.functional." + conv.kind + "(" + converted + ", " + m + ".weight, None, " + m + ".stride, " + m +
-           ".padding, " + m + ".output_padding, " + m + ".groups, " + m + ".dilation)";
-  LeafBias leaf{conv.name, m + ".bias", bias->second.dtype, std::vector<std::int64_t>(conv.meta->shape.size() - 1, 1)};
-  leaf.shape[0] = bias->second.shape[0];
-  return std::make_pair(call, leaf);
-}
-
 Replacement compose(const graph::OpGraph& graph, const graph::Node& conv, const graph::Node& input,
                     const ElementwiseGroup& group, const KernelRewriteOptions& options) {
   const MemoryLayout layout = channels_last_layout(*rank(conv));
@@ -84,10 +53,10 @@ Replacement compose(const graph::OpGraph& graph, const graph::Node& conv, const 
   if (!type || type->dtype == "bool") throw Unsupported("the convolution's input is " + dtype(input));
   const std::string transpose = "to_channels_last_" + type->dtype;
   const std::string converted = "_hiera_channels_last(" + input.name + ", \"" + transpose + "\", " + layout.format + ")";
-  const auto unbiased = without_bias(graph, conv, input, converted);
-  Replacement r = fuse_elementwise_group(graph, group, options, layout, unbiased ? &unbiased->second : nullptr);
+  const auto unbiased = without_bias(graph, conv, converted);
+  Replacement r = fuse_elementwise_group(graph, group, options, layout, unbiased ? &unbiased->bias : nullptr);
   r.statements.insert(r.statements.begin(),
-                      conv.name + " = " + (unbiased ? unbiased->first : substitute_names(conv.code, {{input.name, converted}})));
+                      conv.name + " = " + (unbiased ? unbiased->call : substitute_names(conv.code, {{input.name, converted}})));
   r.definitions.push_back(kToChannelsLast);
   r.kernels.push_back({transpose,
                        fill_kernel_template(*options.knowledge, "transpose_tiled.cu",

@@ -28,7 +28,9 @@
 // convolution whose whole output goes into an elementwise group of step 4,
 // run in channels_last with that group as one kernel on the NHWC tensor
 // (s3_channels_last_conv_epilogue, channels_last_epilogue.h), before the
-// group's contiguous kernel. Other rewrites never overlap. Every kernel is a filled
+// group's contiguous kernel. Other rewrites never overlap. A convolution
+// module whose whole output one of these kernels reads runs without its bias,
+// which the kernel adds (conv_bias.h): eager's separate bias pass is gone. Every kernel is a filled
 // knowledge/templates file; what each needs is in its Replacement (the
 // launch statements use the emitter's _kernel, _grid and nvrtc_runtime).
 // Left to torch, with a reason in `skipped`: batch norm in training mode (its

@@ -133,8 +133,14 @@ SegmentedOp group_norm(const graph::OpGraph& graph, const graph::Node& node) {
   op.rows = shape[0] * groups;
   op.cols = product(shape, 1, shape.size()) / groups;
   const std::string g = std::to_string(groups);
-  op.rows_python = [g](const std::string& s) { return s + "[0] * " + g; };
-  op.cols_python = [g](const std::string& s) { return s + "[1:].numel() // " + g; };
+  // A module's group count is read at run time (a constructor argument: the
+  // module may be built with another); a functional call's is in its source.
+  std::string groups_python = g;
+  if (const auto open = node.code.find('('); node.op == "call_module" && node.code.rfind("self.", 0) == 0 &&
+                                              open != std::string::npos)
+    groups_python = node.code.substr(0, open) + ".num_groups";
+  op.rows_python = [groups_python](const std::string& s) { return s + "[0] * " + groups_python; };
+  op.cols_python = [groups_python](const std::string& s) { return s + "[1:].numel() // " + groups_python; };
   op.recipe = "s3_welford_group_norm";
   op.description = "group norm (" + g + " groups)";
   op.value = normalized_value(weight, bias, per_channel(channels, shape.size()));

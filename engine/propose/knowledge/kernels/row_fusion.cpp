@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "engine/propose/knowledge/kernels/conv_bias.h"
 #include "engine/propose/knowledge/kernels/elementwise_fusion.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
 #include "engine/propose/knowledge/kernels/kernel_template.h"
@@ -56,6 +57,12 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   std::set<std::string> covered = {node.name, value_node->name};
   if (prologue) covered.insert(prologue->members.begin(), prologue->members.end());
   if (epilogue) covered.insert(epilogue->members.begin(), epilogue->members.end());
+  // The op reads a convolution module's output alone: the conv runs without
+  // its bias, which the kernel adds as it reads each element.
+  std::optional<UnbiasedConvolution> unbiased;
+  if (!prologue && input->users.size() == 1 && !input->args.empty() && input->args[0].is_node())
+    unbiased = without_bias(graph, *input, input->args[0].node);
+  if (unbiased) covered.insert(input->name);
   const std::string produces = epilogue ? epilogue->root : value_node->name;
   if (!closed(graph, covered, produces)) throw Unsupported(node.name + ": a fused value is also read elsewhere");
   const graph::Node* result = graph.find(produces);
@@ -71,7 +78,15 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   in_options.shape_python = prefix + "in_shape";
   in_options.prefix = "a";
   in_options.index64 = index64;
-  ElementwiseProgram in_program(graph, prologue ? prologue->members : std::set<std::string>{}, in_options);
+  std::set<std::string> in_members = prologue ? prologue->members : std::set<std::string>{};
+  if (unbiased) in_members.insert(input->name);
+  ElementwiseProgram in_program(graph, in_members, in_options);
+  if (unbiased) {
+    in_program.set_custom(input->name, [bias = unbiased->bias](ElementwiseProgram& p, const graph::Node& conv) {
+      return p.load(conv.name, conv.meta->dtype, conv.meta->shape, true) + " + " +
+             p.load(bias.python, bias.dtype, bias.shape, false);
+    });
+  }
   const std::string input_result = in_program.value(op.input);
 
   ProgramOptions out_options;
@@ -130,13 +145,17 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                              : config.segment_threads == 32
                                  ? "one warp per segment"
                                  : "one block of " + std::to_string(config.segment_threads) + " threads per segment";
-  replacement.description = op_list(graph, covered) + ": " + op.description + " fused into one kernel (" + layout + ")";
+  // "; 'conv' without its bias, added in the kernel"
+  const std::string bias_note = unbiased ? "; '" + input->name + "' without its bias, added in the kernel" : "";
+  replacement.description =
+      op_list(graph, covered) + ": " + op.description + " fused into one kernel (" + layout + ")" + bias_note;
   // A reduction used over its row has no streaming template: only its row-in-registers kernel, below.
   if (!broadcast)
     replacement.kernels.push_back({entry, fill_kernel_template(*options.knowledge, op.template_name, values), {}});
 
   const std::vector<const ElementwiseProgram*> programs = {&in_program, &out_program};
   auto& s = replacement.statements;
+  if (unbiased) s.push_back(input->name + " = " + unbiased->call);
   s.push_back(prefix + "in_shape = " + broadcast_shape(in_program, input->meta->shape));
   if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
   s.push_back(prefix + "rows = " + op.rows_python(prefix + "in_shape"));
@@ -176,7 +195,7 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                                     : std::to_string(registers->segment_threads) + " threads per row";
     in_registers.description = op_list(graph, covered) + ": " + op.description +
                                (broadcast ? " and its use over each row" : "") + " fused into one kernel (rows of " +
-                               std::to_string(op.cols) + " held in registers, " + threads + ")";
+                               std::to_string(op.cols) + " held in registers, " + threads + ")" + bias_note;
     auto row_values = values;
     row_values["kernel_name"] = kernel + "_rows";
     row_values["cols"] = std::to_string(op.cols);

@@ -329,6 +329,19 @@ OpGraph module_conv_epilogue() {
   return b.build({"mul"});
 }
 
+// self.conv(x) with a bias -> group norm (4 groups) -> relu: the norm kernel adds the conv's bias.
+OpGraph conv_bias_group_norm() {
+  GraphBuilder b;
+  b.input("x", {2, 3, 10, 12});
+  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 8}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {8, 3, 3, 3}}, {"bias", {8}}});
+  b.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 8}, {"eps", 1e-5}}, {{"weight", {8}}, {"bias", {8}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {2, 8, 10, 12}, "float32", "self.conv(x)");
+  b.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {2, 8, 10, 12}, "float32", "self.gn(conv)");
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("gn")}, {}, {2, 8, 10, 12});
+  return b.build({"relu"});
+}
+
 // silu(x) * 1.7, clamped, + a bias over the last dimension (fusion/25 in float32): the bias is
 // read as one pack per 4 lanes when the row length is a multiple of 4, per element otherwise.
 OpGraph column_bias_chain(std::int64_t cols) {
@@ -342,6 +355,9 @@ OpGraph column_bias_chain(std::int64_t cols) {
   b.call("add", "call_function", "operator.add", "add", {node_arg("clamp"), node_arg("bias")}, {}, {5, cols});
   return b.build({"add"});
 }
+
+// The group norm kernels read a module's group count at run time.
+constexpr const char* kGroupCounts = "self.gn.num_groups, self.gn4.num_groups = 2, 4";
 
 TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   const std::string python = torch_python();
@@ -383,7 +399,8 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
         {"tanh", "torch.tanh(F.group_norm(d, 4, self.gn4.weight, self.gn4.bias, 1e-5))"},
         {"inorm", "F.instance_norm(e, eps=1e-3)"}},
        {"s3_row_in_registers", "s3_welford_layer_norm", "s3_row_in_registers", "s3_welford_group_norm",
-        "s3_row_in_registers", "s3_welford_group_norm", "s3_row_in_registers", "s3_welford_group_norm"}},
+        "s3_row_in_registers", "s3_welford_group_norm", "s3_row_in_registers", "s3_welford_group_norm"},
+       {kGroupCounts}},
       {"norms_streaming", norms(),
        {{"res", "F.gelu(F.layer_norm(x + r, (96,), self.ln.weight, self.ln.bias, 1e-5)) + (x + r)"},
         {"swish", "F.silu(F.group_norm(c, 2, self.gn.weight, self.gn.bias, 1e-5))"},
@@ -391,7 +408,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
         {"inorm", "F.instance_norm(e, eps=1e-3)"}},
        {"s3_row_in_registers", "s3_welford_layer_norm", "s3_row_in_registers", "s3_welford_group_norm",
         "s3_row_in_registers", "s3_welford_group_norm", "s3_row_in_registers", "s3_welford_group_norm"},
-       {}, {}, false, 0.0, true},
+       {kGroupCounts}, {}, false, 0.0, true},
       {"slice_stencils", slice_stencils(),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"},
@@ -436,6 +453,13 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                    {{"mul", "torch.relu(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1)) * scale"}},
                    {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"},
                    {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1"}});
+  cases.push_back(
+      {"conv_bias_group_norm", conv_bias_group_norm(),
+       {{"relu", "torch.relu(F.group_norm(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1), 4, self.gn.weight, "
+                 "self.gn.bias, 1e-5))"}},
+       {"s3_row_in_registers", "s3_welford_group_norm"},
+       {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1",
+        "self.gn.num_groups = 4"}});
   const std::string column_bias = "torch.clamp(F.silu(x) * 1.7, min=-4.0, max=4.0) + bias";
   cases.push_back({"column_bias_packed", column_bias_chain(24), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
   cases.push_back({"column_bias_odd_length", column_bias_chain(26), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
@@ -499,7 +523,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 44) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 45) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
@@ -525,6 +549,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc, to_channels_last_float32)"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_conv_bias: mul max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_bias_group_norm: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   column_bias_odd_length: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add)\nok   rms_norm"));

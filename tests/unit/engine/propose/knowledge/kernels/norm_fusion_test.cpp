@@ -110,8 +110,9 @@ TEST(NormFusion, GroupNormWithPerChannelAffineAndSwish) {
   const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_welford_group_norm");
   EXPECT_THAT(r.covered, ElementsAre("gn", "mul", "mul_1", "sigmoid"));
-  EXPECT_EQ(r.statements[2], "_mul_1_rows = _mul_1_in_shape[0] * 8");
-  EXPECT_EQ(r.statements[3], "_mul_1_cols = _mul_1_in_shape[1:].numel() // 8");
+  // The module's group count as it is at run time (8 when captured).
+  EXPECT_EQ(r.statements[2], "_mul_1_rows = _mul_1_in_shape[0] * self.gn.num_groups");
+  EXPECT_EQ(r.statements[3], "_mul_1_cols = _mul_1_in_shape[1:].numel() // self.gn.num_groups");
   // 8 channels of 32 x 32 per group: one block of 1024 threads per group; the affine is per channel.
   EXPECT_THAT(r.statements.back(), HasSubstr("(_grid(_mul_1_rows, 1), (1024, 1), conv.contiguous(), "
                                              "self.gn.weight.contiguous(), self.gn.bias.contiguous(), "
@@ -124,6 +125,48 @@ TEST(NormFusion, GroupNormWithPerChannelAffineAndSwish) {
   EXPECT_THAT(r.kernels[0].source, HasSubstr("  const float t1 = hiera_sigmoid(t0);\n  const float t2 = t0 * t1;\n"
                                              "  const float t3 = t2 * 2.0f;"));
   hiera::testing::expect_kernels_compile(r);
+}
+
+// A Conv2d module with a bias feeding the norm alone: the conv runs without
+// its bias and the kernel adds it per channel as it reads each element.
+TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
+  GraphBuilder b;
+  b.input("x", {4, 3, 20, 20});
+  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
+  b.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}, {"affine", true}},
+           {{"weight", {16}}, {"bias", {16}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
+  b.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  std::vector<SkippedRewrite> skipped;
+  const auto found = norms(b.build({"gn"}), skipped);
+  ASSERT_EQ(found.size(), 2u);
+  for (const auto& r : found) {
+    EXPECT_THAT(r.covered, ElementsAre("conv", "gn"));
+    EXPECT_EQ(r.statements[0],
+              "conv = torch.nn.functional.conv2d(x, self.conv.weight, None, self.conv.stride, self.conv.padding, "
+              "self.conv.dilation, self.conv.groups)");
+    EXPECT_THAT(r.description, HasSubstr("; 'conv' without its bias, added in the kernel"));
+    EXPECT_THAT(r.kernels[0].source,
+                HasSubstr("  const float a0_v = static_cast<float>(a0[hiera_mod(hiera_div(i, a0_inner0_div), a0_size0, "
+                          "a0_size0_div)]);\n  const float a1_v = static_cast<float>(a1[i]);\n"
+                          "  const float t0 = a1_v + a0_v;\n  return t0;\n"));
+    EXPECT_THAT(r.statements.back(), HasSubstr("self.conv.bias.contiguous(), conv.contiguous(), "));
+    hiera::testing::expect_kernels_compile(r);
+  }
+  // Something else reads the conv's output too: the module keeps its bias.
+  GraphBuilder t;
+  t.input("x", {4, 3, 20, 20});
+  t.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}}, {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
+  t.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}, {"affine", true}},
+           {{"weight", {16}}, {"bias", {16}}});
+  t.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
+  t.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  t.call("add", "call_function", "operator.add", "add", {node_arg("gn"), node_arg("conv")}, {}, {4, 16, 20, 20});
+  const auto kept = norms(t.build({"add"}), skipped);
+  ASSERT_FALSE(kept.empty());
+  EXPECT_EQ(kept[0].covered.count("conv"), 0u);
+  EXPECT_THAT(kept[0].statements[0], ::testing::Not(HasSubstr("torch.nn.functional.conv2d")));
 }
 
 TEST(NormFusion, FunctionalInstanceNormWithoutAffine) {
