@@ -90,7 +90,15 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
       return x.declaration == y.declaration && x.python == y.python;
     });
   };
-  const bool lane_packs = !packed_program->lane_packed().empty() && same_parameters(program, *packed_program);
+  // Lane packs where the captured sizes are whole packs (a lane-packed leaf holds exactly `size` elements);
+  // other sizes keep the vector kernel with per-element loads. At run time another size falls back to the
+  // scalar kernel.
+  bool lane_packs = !packed_program->lane_packed().empty() && same_parameters(program, *packed_program);
+  for (const auto& [leaf, size] : packed_program->lane_packed()) {
+    std::int64_t elements = 1;
+    for (const auto d : leaf->shape) elements *= d;
+    lane_packs = lane_packs && elements % vec == 0;
+  }
   const ElementwiseProgram& vector_program = lane_packs ? *packed_program : program;
   std::vector<std::string> vector_conditions;
   for (const auto& [leaf, size] : vector_program.lane_packed()) {

@@ -343,7 +343,9 @@ OpGraph conv_bias_group_norm() {
 }
 
 // silu(x) * 1.7, clamped, + a bias over the last dimension (fusion/25 in float32): the bias is
-// read as one pack per 4 lanes when the row length is a multiple of 4, per element otherwise.
+// read as one pack per 4 lanes when the row length is a multiple of 4, per element otherwise
+// (column_bias_packed runs the lane-pack kernel on rows of 24, column_bias_odd_length the
+// per-element vector kernel on rows of 26).
 OpGraph column_bias_chain(std::int64_t cols) {
   GraphBuilder b;
   b.input("x", {5, cols});
@@ -508,6 +510,14 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
     c["module_tensors"]["weight"] = {900};
   }
   for (const auto& c : gpu_cases) all["cases"].push_back(case_json(c));
+  // Rows of 24 run the lane-pack kernel (the bias as one pack per 4 lanes); rows of 26 do not.
+  for (const auto& c : all["cases"]) {
+    if (c["name"] != "column_bias_packed" && c["name"] != "column_bias_odd_length") continue;
+    const std::string vec = c["replacements"][0]["kernels"]["fused_add_vec"];
+    EXPECT_EQ(vec.find("_pack = reinterpret_cast<const hiera_pack<float>*>(a1)[hiera_mod(") != std::string::npos,
+              c["name"] == "column_bias_packed")
+        << c["name"];
+  }
   hiera::testing::TempDirectory dir("hiera-cpu-emulation-");
   const auto file = dir.path() / "cases.json";
   std::ofstream(file) << all.dump();
@@ -545,14 +555,14 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));
-  // Its bias has 6 channels, no whole pack of 4: the scalar kernel.
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc, to_channels_last_float32)"));
+  // Its bias has 6 channels, no whole pack of 4: the vector kernel loads it per element.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec, to_channels_last_float32)"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_conv_bias: mul max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32)"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_bias_group_norm: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   column_bias_odd_length: add max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add)\nok   rms_norm"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   rms_norm"));
 }
 
 }  // namespace

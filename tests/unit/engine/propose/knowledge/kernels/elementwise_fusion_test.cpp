@@ -163,6 +163,7 @@ TEST(ElementwiseFusion, AnIntermediateUsedOutsideEndsTheGroup) {
   EXPECT_TRUE(find_elementwise_fusions(graph, {"exp"}, options(), skipped).empty());
 }
 
+// A row of 6 is no whole pack of 4: the vector kernel loads it per element (no lane packs).
 TEST(ElementwiseFusion, BroadcastIndexMathPerPattern) {
   GraphBuilder b;
   b.input("x", {8, 16, 6, 6}).input("row", {6}).input("plane", {8, 1, 6, 6}).input("s", {1});
@@ -177,7 +178,7 @@ TEST(ElementwiseFusion, BroadcastIndexMathPerPattern) {
   EXPECT_THAT(scalar, HasSubstr("const float a3_v = static_cast<float>(a3[0]);"));
   EXPECT_EQ(r.statements.back(),
             "(_kernel(\"fused_sub_vec\") if _sub_vec else _kernel(\"fused_sub\"))(_grid((_sub_n + 3) // 4 if _sub_vec "
-            "else _sub_n, 256), 256, _sub_a0, _sub_a1, plane.contiguous(), s.contiguous(), "
+            "else _sub_n, 256), 256, _sub_a0, row.contiguous(), plane.contiguous(), s.contiguous(), "
             "_sub_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_sub_shape[3:4].numel())), _sub_shape[1:].numel(), "
             "nvrtc_runtime.uint64(_divider(_sub_shape[1:].numel())), plane.shape[1:].numel(), _sub_shape[2:4].numel(), "
             "nvrtc_runtime.uint64(_divider(_sub_shape[2:4].numel())), sub, nvrtc_runtime.int64(_sub_n))");
