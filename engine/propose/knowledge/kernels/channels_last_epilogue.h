@@ -2,9 +2,10 @@
 // A convolution in channels_last with its elementwise epilogue fused into one
 // kernel that works on the channels_last tensor directly
 // (s3_channels_last_conv_epilogue): the convolution's input is converted once
-// (x.contiguous(memory_format=torch.channels_last)), cuDNN then runs its NHWC
-// tensor-core kernels (TF32 for float32, as eager does under
-// cudnn.allow_tf32), and the epilogue kernel reads and writes NHWC memory, a
+// (a tiled transpose kernel, transpose_tiled.cu, for a contiguous NCHW input),
+// cuDNN then runs its NHWC tensor-core kernels (TF32 for float32, as eager
+// does under cudnn.allow_tf32) without the module's bias (conv_bias.h), and
+// the epilogue kernel adds the bias and reads and writes NHWC memory, a
 // per-channel operand at i % C. The output stays channels_last where only
 // forward's return or layout-agnostic ops read it (the worker compares
 // values and shapes, not strides: the contract's interface.layout), else it

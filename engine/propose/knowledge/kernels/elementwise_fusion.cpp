@@ -101,8 +101,7 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   }
   const ElementwiseProgram& vector_program = lane_packs ? *packed_program : program;
   std::vector<std::string> vector_conditions;
-  for (const auto& [leaf, size] : vector_program.lane_packed()) {
-    if (!lane_packs) break;
+  for (const auto& [leaf, size] : vector_program.lane_packed()) {  // none without lane packs
     prepared[leaf->pointer] = prefix + leaf->pointer;
     aligned.push_back(prefix + leaf->pointer);
     vector_conditions.push_back(size + " % " + std::to_string(vec) + " == 0");
