@@ -16,6 +16,13 @@ std::optional<std::string> module_called(const graph::Node& conv) {
 
 }  // namespace
 
+ElementwiseProgram::Custom plus_bias(const LeafBias& bias) {
+  return [bias](ElementwiseProgram& program, const graph::Node& node) {
+    return program.load(node.name, node.meta->dtype, node.meta->shape, true) + " + " +
+           program.load(bias.python, bias.dtype, bias.shape, false);
+  };
+}
+
 std::optional<UnbiasedConvolution> without_bias(const graph::OpGraph& graph, const graph::Node& conv,
                                                 const std::string& input_python) {
   const bool forward = conv.kind == "conv2d" || conv.kind == "conv3d";

@@ -10,6 +10,7 @@
 
 #include "engine/graph/op_graph.h"
 #include "engine/propose/knowledge/kernels/elementwise_fusion.h"
+#include "engine/propose/knowledge/kernels/elementwise_program.h"
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
 
@@ -17,6 +18,10 @@ struct UnbiasedConvolution {
   std::string call;  // "torch.nn.functional.conv2d(<input>, self.conv.weight, None, self.conv.stride, ...)"
   LeafBias bias;     // the module's bias, [C, 1, 1] against the conv's output
 };
+
+// The value of `bias.node` in a program that computes it: its load plus the
+// bias's (the program rounds the sum to the node's dtype, as eager's add).
+ElementwiseProgram::Custom plus_bias(const LeafBias& bias);
 
 // The call without the bias, reading the input as `input_python` (the input
 // node's name, or a converted form of it); nothing when `conv` is not such a module call.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "engine/propose/knowledge/kernels/conv_bias.h"
 #include "engine/propose/knowledge/kernels/elementwise_expression.h"
 #include "engine/propose/knowledge/kernels/elementwise_program.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
@@ -60,12 +61,7 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
     ProgramOptions o = program_options;
     o.lane_packs = lane_packs;
     auto p = std::make_unique<ElementwiseProgram>(graph, members, o);
-    if (bias) {
-      p->set_custom(bias->node, [bias](ElementwiseProgram& q, const graph::Node& node) {
-        return q.load(node.name, node.meta->dtype, node.meta->shape, true) + " + " +
-               q.load(bias->python, bias->dtype, bias->shape, false);
-      });
-    }
+    if (bias) p->set_custom(bias->node, plus_bias(*bias));
     std::string value = p->value(group.root);
     return std::make_pair(std::move(p), value);
   };

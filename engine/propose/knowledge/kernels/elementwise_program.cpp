@@ -300,14 +300,13 @@ std::string ElementwiseProgram::remainder_text(const std::string& term, const st
   return "hiera_mod(" + term + ", " + size + ", " + size + "_div)";
 }
 
-// The sizes after the leaves: declarations (kernel or element function) or names.
-std::string ElementwiseProgram::size_parameters(bool declarations, bool element) const {
+// The element function's sizes after its leaves: declarations or the names that pass them.
+std::string ElementwiseProgram::size_parameters(bool declarations) const {
   std::string out;
-  const std::string prefix = element ? "const " : "";
   for (const auto& size : sizes_) {
-    out += ", " + (declarations ? prefix + index_type() + " " : "") + size.name;
+    out += ", " + (declarations ? "const " + index_type() + " " : "") + size.name;
     if (size.divisor && !options_.index64)
-      out += ", " + (declarations ? prefix + "unsigned long long " : "") + size.name + "_div";
+      out += ", " + std::string(declarations ? "const unsigned long long " : "") + size.name + "_div";
   }
   return out;
 }
@@ -430,7 +429,7 @@ std::string ElementwiseProgram::element_parameters() const {
     else
       out += ", const " + kernel_dtype(leaf.dtype)->cuda_type + "* __restrict__ " + leaf.pointer;
   }
-  return out + size_parameters(true, true);
+  return out + size_parameters(true);
 }
 
 std::vector<KernelParameter> ElementwiseProgram::kernel_parameters() const {
@@ -453,7 +452,7 @@ std::string ElementwiseProgram::element_arguments(const std::string& index) cons
     else
       out += ", " + leaf.pointer;
   }
-  return out + size_parameters(false, true);
+  return out + size_parameters(false);
 }
 
 std::string ElementwiseProgram::lane_arguments(const std::string& lane) const {
@@ -464,7 +463,7 @@ std::string ElementwiseProgram::lane_arguments(const std::string& lane) const {
     else
       out += ", " + leaf.pointer;
   }
-  return out + size_parameters(false, true);
+  return out + size_parameters(false);
 }
 
 std::string ElementwiseProgram::vector_loads(const std::string& vector_index) const {

@@ -151,7 +151,7 @@ class ElementwiseProgram {
   std::string divide(const std::string& term, const std::string& size);
   std::string remainder(const std::string& term, const std::string& size);
   std::string remainder_text(const std::string& term, const std::string& size) const;  // without noting the helpers
-  std::string size_parameters(bool declarations, bool element) const;
+  std::string size_parameters(bool declarations) const;  // the element function's, after its leaves
   bool by_value(const Leaf& leaf) const;  // enters the element function as a value, not a pointer
   // The rotation a cat node computes, as a value at element i; nothing when it is not one.
   std::optional<std::string> rotation(const graph::Node& cat);

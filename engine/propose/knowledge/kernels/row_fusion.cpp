@@ -81,12 +81,7 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   std::set<std::string> in_members = prologue ? prologue->members : std::set<std::string>{};
   if (unbiased) in_members.insert(input->name);
   ElementwiseProgram in_program(graph, in_members, in_options);
-  if (unbiased) {
-    in_program.set_custom(input->name, [bias = unbiased->bias](ElementwiseProgram& p, const graph::Node& conv) {
-      return p.load(conv.name, conv.meta->dtype, conv.meta->shape, true) + " + " +
-             p.load(bias.python, bias.dtype, bias.shape, false);
-    });
-  }
+  if (unbiased) in_program.set_custom(input->name, plus_bias(unbiased->bias));
   const std::string input_result = in_program.value(op.input);
 
   ProgramOptions out_options;
