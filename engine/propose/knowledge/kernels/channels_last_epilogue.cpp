@@ -14,24 +14,6 @@ namespace {
 
 constexpr const char* kRecipe = "s3_channels_last_conv_epilogue";
 
-// Convolutions cuDNN runs in NHWC (NDHWC), by their rank.
-std::optional<std::size_t> convolution_rank(const graph::Node& node) {
-  if (node.kind == "conv2d" || node.kind == "conv_transpose2d") return 4;
-  if (node.kind == "conv3d" || node.kind == "conv_transpose3d") return 5;
-  return std::nullopt;
-}
-
-// Ops that give the same values whatever their input's memory format (and keep it):
-// the output may stay channels_last when only these (or forward's return) read it.
-bool layout_agnostic(const graph::Node& node) {
-  static const std::set<std::string> kKinds = {
-      "conv2d",      "conv3d",   "relu",       "leaky_relu", "gelu",       "sigmoid", "tanh",    "silu",
-      "mish",        "hardswish", "hardsigmoid", "hardtanh",  "elu",        "selu",    "softplus", "clamp",
-      "add",         "sub",      "mul",        "div",        "neg",        "abs",     "exp",     "batch_norm",
-      "max_pool2d",  "avg_pool2d", "max_pool3d", "avg_pool3d", "dropout",   "identity", "output"};
-  return kKinds.count(node.kind) > 0;
-}
-
 // Module-level: the input's conversion. torch's copy kernel moves NCHW to NHWC
 // at about a third of the copy bandwidth (measured on the H200); a tiled
 // transpose of each [C, H*W] matrix moves it at the copy's.
@@ -48,22 +30,15 @@ constexpr const char* kToChannelsLast = R"(def _hiera_channels_last(x, kernel, m
 
 Replacement compose(const graph::OpGraph& graph, const graph::Node& conv, const graph::Node& input,
                     const ElementwiseGroup& group, const KernelRewriteOptions& options) {
-  const MemoryLayout layout = channels_last_layout(*rank(conv));
-  const KernelDtype* type = kernel_dtype(dtype(input));
-  if (!type || type->dtype == "bool") throw Unsupported("the convolution's input is " + dtype(input));
-  const std::string transpose = "to_channels_last_" + type->dtype;
-  const std::string converted = "_hiera_channels_last(" + input.name + ", \"" + transpose + "\", " + layout.format + ")";
-  const auto unbiased = without_bias(graph, conv, converted);
+  const ChannelsLastInput converted = channels_last_input(graph, conv, options);
+  const MemoryLayout& layout = converted.layout;
+  const auto unbiased = without_bias(graph, conv, converted.python);
   Replacement r = fuse_elementwise_group(graph, group, options, layout, unbiased ? &unbiased->bias : nullptr);
-  r.statements.insert(r.statements.begin(),
-                      conv.name + " = " + (unbiased ? unbiased->call : substitute_names(conv.code, {{input.name, converted}})));
-  r.definitions.push_back(kToChannelsLast);
-  r.kernels.push_back({transpose,
-                       fill_kernel_template(*options.knowledge, "transpose_tiled.cu",
-                                            {{"kernel_name", transpose},
-                                             {"scalar_t", type->cuda_type},
-                                             {"includes", includes_for({type->dtype})}}),
-                       {}});
+  r.statements.insert(r.statements.begin(), conv.name + " = " +
+                                                (unbiased ? unbiased->call
+                                                          : substitute_names(conv.code, {{input.name, converted.python}})));
+  r.definitions.push_back(converted.definition);
+  r.kernels.push_back(converted.transpose);
   const graph::Node* root = graph.find(group.root);
   bool keeps = true;
   for (const auto& user : root->users) {
@@ -80,6 +55,43 @@ Replacement compose(const graph::OpGraph& graph, const graph::Node& conv, const 
 }
 
 }  // namespace
+
+std::optional<std::size_t> convolution_rank(const graph::Node& node) {
+  if (node.kind == "conv2d" || node.kind == "conv_transpose2d") return 4;
+  if (node.kind == "conv3d" || node.kind == "conv_transpose3d") return 5;
+  return std::nullopt;
+}
+
+bool layout_agnostic(const graph::Node& node) {
+  static const std::set<std::string> kKinds = {
+      "conv2d",      "conv3d",   "relu",       "leaky_relu", "gelu",       "sigmoid", "tanh",    "silu",
+      "mish",        "hardswish", "hardsigmoid", "hardtanh",  "elu",        "selu",    "softplus", "clamp",
+      "add",         "sub",      "mul",        "div",        "neg",        "abs",     "exp",     "batch_norm",
+      "max_pool2d",  "avg_pool2d", "max_pool3d", "avg_pool3d", "dropout",   "identity", "output"};
+  return kKinds.count(node.kind) > 0;
+}
+
+ChannelsLastInput channels_last_input(const graph::OpGraph& graph, const graph::Node& conv,
+                                      const KernelRewriteOptions& options) {
+  const auto wanted = convolution_rank(conv);
+  const graph::Node* input = argument_node(graph, conv, 0, "input");
+  if (!wanted || !input || rank(conv) != wanted || rank(*input) != wanted)
+    throw Unsupported(conv.name + " is not a 2D or 3D convolution of a 4D or 5D tensor");
+  const KernelDtype* type = kernel_dtype(dtype(*input));
+  if (!type || type->dtype == "bool") throw Unsupported("the convolution's input is " + dtype(*input));
+  ChannelsLastInput out;
+  out.layout = channels_last_layout(*wanted);
+  const std::string transpose = "to_channels_last_" + type->dtype;
+  out.python = "_hiera_channels_last(" + input->name + ", \"" + transpose + "\", " + out.layout.format + ")";
+  out.transpose = {transpose,
+                   fill_kernel_template(*options.knowledge, "transpose_tiled.cu",
+                                        {{"kernel_name", transpose},
+                                         {"scalar_t", type->cuda_type},
+                                         {"includes", includes_for({type->dtype})}}),
+                   {}};
+  out.definition = kToChannelsLast;
+  return out;
+}
 
 MemoryLayout channels_last_layout(std::size_t rank) {
   if (rank == 4) return {"torch.channels_last", {0, 2, 3, 1}, "_nhwc"};

@@ -14,6 +14,7 @@
 // These are alternatives to the contiguous epilogue kernels of
 // elementwise_fusion.h: they cover the same group plus the convolution, and
 // the proposer offers the set with them first.
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +29,25 @@ namespace hiera::engine::propose::knowledge_proposer::kernels {
 // channels_last for a rank-4 tensor (memory order N, H, W, C),
 // channels_last_3d for rank 5 (N, D, H, W, C); throws Unsupported otherwise.
 MemoryLayout channels_last_layout(std::size_t rank);
+
+// The rank of the tensors of a convolution cuDNN runs in NHWC (NDHWC): 4 or 5; nothing for other nodes.
+std::optional<std::size_t> convolution_rank(const graph::Node& node);
+
+// Ops whose values do not depend on their input's memory format (and keep
+// it): a result may stay channels_last when only these, or forward's return, read it.
+bool layout_agnostic(const graph::Node& node);
+
+// A convolution's input converted for it to run in channels_last: the Python
+// expression, and the transpose kernel and module-level helper it calls.
+struct ChannelsLastInput {
+  MemoryLayout layout;
+  std::string python;       // _hiera_channels_last(x, "to_channels_last_float32", torch.channels_last)
+  KernelSource transpose;   // transpose_tiled.cu
+  std::string definition;   // def _hiera_channels_last(...)
+};
+// Throws Unsupported when `conv` is not such a convolution of a floating tensor.
+ChannelsLastInput channels_last_input(const graph::OpGraph& graph, const graph::Node& conv,
+                                      const KernelRewriteOptions& options);
 
 // One replacement per 2D/3D (transposed) convolution not in `covered` whose
 // every user is in one elementwise group (elementwise_groups.h over the nodes

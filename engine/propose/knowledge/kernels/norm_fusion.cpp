@@ -143,6 +143,7 @@ SegmentedOp group_norm(const graph::OpGraph& graph, const graph::Node& node) {
   op.cols_python = [groups_python](const std::string& s) { return s + "[1:].numel() // " + groups_python; };
   op.recipe = "s3_welford_group_norm";
   op.description = "group norm (" + g + " groups)";
+  op.per_group_python = [groups_python](const std::string& s) { return s + "[1] // " + groups_python; };
   op.value = normalized_value(weight, bias, per_channel(channels, shape.size()));
   op.template_values = {{"eps", float_literal(eps)}};
   return op;
@@ -177,6 +178,7 @@ SegmentedOp instance_norm(const graph::OpGraph& graph, const graph::Node& node) 
   op.cols_python = [](const std::string& s) { return s + "[2:].numel()"; };
   op.recipe = "s3_welford_group_norm";
   op.description = "instance norm";
+  op.per_group_python = [](const std::string&) { return std::string("1"); };
   op.value = normalized_value(weight, bias, per_channel(shape[1], shape.size()));
   op.template_values = {{"eps", float_literal(eps)}};
   return op;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "engine/propose/knowledge/graph_queries.h"
+#include "engine/propose/knowledge/kernels/channels_last_epilogue.h"
 #include "engine/propose/knowledge/kernels/conv_bias.h"
 #include "engine/propose/knowledge/kernels/elementwise_fusion.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
@@ -10,6 +12,7 @@
 #include "engine/propose/knowledge/kernels/launch_statements.h"
 #include "engine/propose/knowledge/kernels/node_args.h"
 #include "engine/propose/knowledge/kernels/unsupported.h"
+#include "engine/propose/knowledge/python_text.h"
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
 
@@ -41,18 +44,34 @@ std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& me
   return out;
 }
 
+// Blocks per SM of the split-statistics kernels and the elements each block takes at least.
+constexpr int kSplitBlocksPerSm = 8;
+
+// Threads per row of a reduction over a convolution's channels in
+// channels_last: rows of C contiguous values, eight values a thread, so that
+// a warp reads several rows at once.
+SegmentConfig short_row_config(std::int64_t cols) {
+  int threads = 4;
+  while (threads < 32 && static_cast<std::int64_t>(threads) * 8 < cols) threads *= 2;
+  return {threads, 256 / threads};
+}
+
 // `broadcast`: the epilogue reads the op's per-row value over the whole row
 // (x * rsqrt(mean(x^2) + eps)): only the row-in-registers kernel can do that,
 // with its any-length entry point for rows of another length.
+// `nhwc`: the op's input is a convolution's output, which the replacement
+// computes in channels_last from this converted input; `op` is then given
+// over that memory order (channels_last_form).
 std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& op, const ElementwiseGroup* prologue,
                                const ElementwiseGroup* epilogue, const KernelRewriteOptions& options,
-                               bool broadcast = false) {
+                               bool broadcast = false, const ChannelsLastInput* nhwc = nullptr) {
   const bool per_element = op.per_element || broadcast;
   const graph::Node& node = *op.node;
   const graph::Node* input = graph.find(op.input);
   if (!input || !input->meta) throw Unsupported(node.name + ": its input is not a tensor");
   const graph::Node* value_node = graph.find(op.result.empty() ? node.name : op.result);
   if (!value_node || !value_node->meta) throw Unsupported(node.name + " has no tensor result");
+  if (nhwc && (prologue || broadcast)) throw Unsupported(node.name + ": channels_last only for the op on the convolution");
 
   std::set<std::string> covered = {node.name, value_node->name};
   if (prologue) covered.insert(prologue->members.begin(), prologue->members.end());
@@ -60,8 +79,17 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   // The op reads a convolution module's output alone: the conv runs without
   // its bias, which the kernel adds as it reads each element.
   std::optional<UnbiasedConvolution> unbiased;
-  if (!prologue && input->users.size() == 1 && !input->args.empty() && input->args[0].is_node())
+  std::string conv_statement;
+  if (nhwc) {
+    unbiased = without_bias(graph, *input, nhwc->python);
+    const graph::Node* conv_input = argument_node(graph, *input, 0, "input");
+    if (!conv_input) throw Unsupported(input->name + ": its input is not a node");
+    conv_statement = input->name + " = " +
+                     (unbiased ? unbiased->call : substitute_names(input->code, {{conv_input->name, nhwc->python}}));
+    covered.insert(input->name);
+  } else if (!prologue && input->users.size() == 1 && !input->args.empty() && input->args[0].is_node()) {
     unbiased = without_bias(graph, *input, input->args[0].node);
+  }
   if (unbiased) covered.insert(input->name);
   const std::string produces = epilogue ? epilogue->root : value_node->name;
   if (!closed(graph, covered, produces)) throw Unsupported(node.name + ": a fused value is also read elsewhere");
@@ -70,14 +98,17 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   if (!out_type) throw Unsupported(produces + " is " + result->meta->dtype);
 
   const std::string prefix = "_" + produces + "_";
-  const std::string kernel = "fused_" + produces;
+  const std::string kernel = "fused_" + produces + (nhwc ? nhwc->layout.kernel_suffix : "");
   const bool index64 = input->meta->elements() >= kIndex64From;
+  // In channels_last the kernels index the input (and a norm's output) in memory order.
+  const std::string in_shape = prefix + (nhwc ? "memory_shape" : "in_shape");
 
   ProgramOptions in_options;
   in_options.shape = input->meta->shape;
-  in_options.shape_python = prefix + "in_shape";
+  in_options.shape_python = in_shape;
   in_options.prefix = "a";
   in_options.index64 = index64;
+  if (nhwc) in_options.memory_order = nhwc->layout.order;
   std::set<std::string> in_members = prologue ? prologue->members : std::set<std::string>{};
   if (unbiased) in_members.insert(input->name);
   ElementwiseProgram in_program(graph, in_members, in_options);
@@ -86,9 +117,10 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
 
   ProgramOptions out_options;
   out_options.shape = per_element ? input->meta->shape : value_node->meta->shape;
-  out_options.shape_python = prefix + (per_element ? "in_shape" : "out_shape");
+  out_options.shape_python = per_element ? in_shape : prefix + "out_shape";
   out_options.prefix = "b";
   out_options.index64 = index64;
+  if (nhwc && per_element) out_options.memory_order = nhwc->layout.order;
   std::set<std::string> out_members = {value_node->name};
   if (epilogue) out_members.insert(epilogue->members.begin(), epilogue->members.end());
   if (per_element && prologue) out_members.insert(prologue->members.begin(), prologue->members.end());
@@ -99,8 +131,18 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   // A per-row epilogue cannot read what only the prologue computes, per element.
   for (const auto& leaf : out_program.leaves())
     if (covered.count(leaf.python)) throw Unsupported(produces + " reads " + leaf.python + ", which the kernel does not keep");
+  // Other tensors of the input's shape would have to be converted to channels_last too.
+  if (nhwc && per_element)
+    for (const auto* program : {&in_program, &out_program})
+      for (const auto& leaf : program->leaves())
+        if (leaf.full_size && leaf.python != input->name)
+          throw Unsupported(produces + " reads " + leaf.python + " of the convolution's shape, which is not channels_last");
 
-  const SegmentConfig config = segment_config(op.cols);
+  // A norm's segments split across blocks: its statistics kernels and pass; in channels_last always.
+  const bool split = op.register_stats == RegisterStats::Norm && op.inner == 1 && per_element && !broadcast &&
+                     (nhwc || op.cols >= kSplitSegmentFrom);
+  if (nhwc && per_element && !split) throw Unsupported(node.name + ": no channels_last kernel for " + op.description);
+  const SegmentConfig config = nhwc ? short_row_config(op.cols) : segment_config(op.cols);
   // A dimension that is not the last: the template's strided entry point, one thread per column.
   const bool strided = op.inner > 1;
   const std::string entry = strided ? kernel + "_strided" : kernel;
@@ -132,39 +174,62 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   values["output_args"] = out_program.element_arguments("i");
 
   Replacement replacement;
-  replacement.recipe = op.recipe;
+  replacement.recipe = nhwc ? "s3_channels_last_conv_reduction" : op.recipe;
   replacement.space = knowledge::Space::S3;
   replacement.covered = covered;
   replacement.produces = produces;
-  const std::string layout = strided ? "one thread per strided column"
-                             : config.segment_threads == 32
-                                 ? "one warp per segment"
-                                 : "one block of " + std::to_string(config.segment_threads) + " threads per segment";
+  const std::string layout = strided                            ? "one thread per strided column"
+                             : config.segment_threads < 32      ? std::to_string(config.rows_per_block / (32 / config.segment_threads)) +
+                                                                  " warps of " + std::to_string(32 / config.segment_threads) + " rows each per block"
+                             : config.segment_threads == 32     ? "one warp per segment"
+                                                                : "one block of " + std::to_string(config.segment_threads) + " threads per segment";
   // "; 'conv' without its bias, added in the kernel"
   const std::string bias_note = unbiased ? "; '" + input->name + "' without its bias, added in the kernel" : "";
-  replacement.description =
-      op_list(graph, covered) + ": " + op.description + " fused into one kernel (" + layout + ")" + bias_note;
+  // "'conv' in channels_last, then "
+  const std::string conv_note = nhwc ? "'" + input->name + "' in " + nhwc->layout.format.substr(6) + ", then " : "";
+  const std::string over_channels = nhwc && !per_element ? ", each row the channels of one position" : "";
+  replacement.description = conv_note + op_list(graph, covered) + ": " + op.description + " fused into one kernel (" +
+                            layout + over_channels + ")" + bias_note;
   // A reduction used over its row has no streaming template: only its row-in-registers kernel, below.
-  if (!broadcast)
-    replacement.kernels.push_back({entry, fill_kernel_template(*options.knowledge, op.template_name, values), {}});
+  if (nhwc) {
+    replacement.kernels.push_back(nhwc->transpose);
+    replacement.definitions.push_back(nhwc->definition);
+  }
 
   const std::vector<const ElementwiseProgram*> programs = {&in_program, &out_program};
   auto& s = replacement.statements;
-  if (unbiased) s.push_back(input->name + " = " + unbiased->call);
+  if (nhwc) s.push_back(conv_statement);
+  if (unbiased && !nhwc) s.push_back(input->name + " = " + unbiased->call);
   s.push_back(prefix + "in_shape = " + broadcast_shape(in_program, input->meta->shape));
+  if (nhwc) {
+    std::string order;
+    for (const auto d : nhwc->layout.order) order += (order.empty() ? "" : ", ") + std::to_string(d);
+    s.push_back(prefix + "memory_shape = torch.Size([" + prefix + "in_shape[d] for d in (" + order + ")])");
+  }
   if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
   s.push_back(prefix + "rows = " + op.rows_python(prefix + "in_shape"));
   s.push_back(prefix + "cols = " + op.cols_python(prefix + "in_shape"));
   if (strided) s.push_back(prefix + "inner = " + op.inner_python(prefix + "in_shape"));
   if (!per_element) s.push_back(prefix + "out_shape = " + op.output_shape_python(prefix + "in_shape"));
+  const bool channels_last_out = nhwc && per_element;
   s.push_back(produces + " = torch.empty(" + prefix + (per_element ? "in_shape" : "out_shape") + ", dtype=" +
               output_dtype(programs, result->meta->dtype, options.allowed_precisions) +
-              ", device=" + output_device(programs) + ")");
+              ", device=" + output_device(programs) +
+              (channels_last_out ? ", memory_format=" + nhwc->layout.format : "") + ")");
   if (!index64)
     s.push_back("assert " + prefix + "in_shape.numel() < 2**31, \"kernel " + kernel + " indexes with 32 bits\"");
-  const std::string arguments = join_arguments(
-      {launch_arguments(in_program), launch_arguments(out_program), produces, "nvrtc_runtime.int64(" + prefix + "rows)",
-       "nvrtc_runtime.int64(" + prefix + "cols)", strided ? "nvrtc_runtime.int64(" + prefix + "inner)" : ""});
+  // In channels_last the kernels read the input's memory as it is (cuDNN's output for a channels_last input).
+  std::map<std::string, std::string> prepared;
+  if (nhwc)
+    for (const auto* program : {&in_program, &out_program})
+      for (const auto& leaf : program->leaves())
+        if (leaf.full_size && (program == &in_program || per_element))
+          prepared[leaf.pointer] = leaf.python + ".contiguous(memory_format=" + nhwc->layout.format + ")";
+  const std::string in_arguments =
+      join_arguments({launch_arguments(in_program, prepared), launch_arguments(out_program, prepared)});
+  const std::string arguments =
+      join_arguments({in_arguments, produces, "nvrtc_runtime.int64(" + prefix + "rows)",
+                      "nvrtc_runtime.int64(" + prefix + "cols)", strided ? "nvrtc_runtime.int64(" + prefix + "inner)" : ""});
   std::string streaming_launch;
   if (strided) {
     streaming_launch =
@@ -172,11 +237,65 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   } else {
     const std::string block =
         "(" + std::to_string(config.segment_threads) + ", " + std::to_string(config.rows_per_block) + ")";
+    // Short rows: more blocks, as each thread has few loads in flight.
     streaming_launch = "_kernel(\"" + entry + "\")(_grid(" + prefix + "rows, " +
-                       std::to_string(config.rows_per_block) + "), " + block + ", " + arguments + ")";
+                       std::to_string(config.rows_per_block) + (nhwc ? ", 8" : "") + "), " + block + ", " + arguments + ")";
   }
   std::vector<Replacement> variants;
-  const auto registers = strided ? std::nullopt : registers_config(op.cols);
+  if (split) {
+    // Samples of rows x channels (contiguous segments: one channel); in channels_last the
+    // samples are the batch, the rows the positions, the statistics per group of channels.
+    Replacement split_replacement = replacement;
+    split_replacement.recipe = nhwc ? "s3_channels_last_conv_reduction" : "s3_split_welford_norm";
+    split_replacement.description = conv_note + op_list(graph, covered) + ": " + op.description +
+                                    " with its statistics split across blocks (partial Welford statistics, their merge, "
+                                    "then one elementwise pass)" + bias_note;
+    const std::string source = fill_kernel_template(*options.knowledge, "welford_split.cu", values);
+    split_replacement.kernels.insert(split_replacement.kernels.begin(),
+                                     {{kernel + "_partial", source, {}}, {kernel + "_finalize", source, {}}, {kernel, source, {}}});
+    auto& t = split_replacement.statements;
+    const std::string p = prefix;
+    t.push_back(p + "channels = " + (nhwc ? p + "in_shape[1]" : std::string("1")));
+    t.push_back(p + "per_group = " + (nhwc ? op.per_group_python(p + "in_shape") : std::string("1")));
+    if (nhwc) t.push_back("assert " + p + "channels <= 256, \"kernel " + kernel + " takes at most 256 channels\"");
+    t.push_back(p + "n = " + p + "rows * " + p + "cols * " + p + "channels");
+    const std::string per_sample = " // max(1, " + p + "rows))";
+    t.push_back(p + "splits = min(max(1, " + p + "cols), 65535, -(-_grid(" + p + "n, 2048, " +
+                std::to_string(kSplitBlocksPerSm) + ")" + per_sample + ")");
+    t.push_back(p + "partial = torch.empty(" + p + "rows * (" + p + "channels // " + p + "per_group) * " + p +
+                "splits * 3, dtype=torch.float32, device=" + produces + ".device)");
+    t.push_back(p + "stats = torch.empty(" + p + "rows * " + p + "channels * 2, dtype=torch.float32, device=" +
+                produces + ".device)");
+    const std::string guard = " if " + p + "n else None";
+    t.push_back("_kernel(\"" + kernel + "_partial\")((" + p + "rows, " + p + "splits), 256, " +
+                join_arguments({in_arguments, p + "partial", "nvrtc_runtime.int64(" + p + "cols)", p + "channels",
+                                p + "per_group", p + "splits"}) +
+                ")" + guard);
+    t.push_back("_kernel(\"" + kernel + "_finalize\")(_grid(" + p + "rows * " + p + "channels, 256), 256, " + p +
+                "partial, " + p + "stats, nvrtc_runtime.int64(" + p + "rows), " + p + "channels, " + p + "per_group, " +
+                p + "splits)" + guard);
+    t.push_back("_kernel(\"" + kernel + "\")((" + p + "rows, min(65535, -(-_grid(" + p + "n, 1024, " +
+                std::to_string(kSplitBlocksPerSm) + ")" + per_sample + ")), 256, " +
+                join_arguments({in_arguments, p + "stats", produces, "nvrtc_runtime.int64(" + p + "cols)", p + "channels"}) +
+                ")" + guard);
+    if (channels_last_out) {
+      bool keeps = true;
+      for (const auto& user : result->users) {
+        const graph::Node* n = graph.find(user);
+        keeps = keeps && n && layout_agnostic(*n);
+      }
+      if (!keeps) {
+        t.push_back(produces + " = " + produces + ".contiguous()");
+        split_replacement.description += ", made contiguous after";
+      }
+    }
+    variants.push_back(std::move(split_replacement));
+    if (nhwc) return variants;
+  }
+  if (!broadcast)
+    replacement.kernels.insert(replacement.kernels.begin(),
+                               {entry, fill_kernel_template(*options.knowledge, op.template_name, values), {}});
+  const auto registers = strided || nhwc ? std::nullopt : registers_config(op.cols);
   if (broadcast && !registers)
     throw Unsupported(node.name + ": rows of " + std::to_string(op.cols) + " are too long to hold in registers");
   s.push_back(streaming_launch);
@@ -221,6 +340,33 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   }
   if (!broadcast) variants.push_back(std::move(replacement));
   return variants;
+}
+
+// `op` over the memory of its input, a convolution's output, in channels_last:
+// a reduction over the channels alone becomes one over contiguous rows of C
+// (a position's channels); a norm over groups of channels keeps its segments,
+// which the split-statistics kernels find by channel. Throws Unsupported for the rest.
+SegmentedOp channels_last_form(const SegmentedOp& op, const graph::Node& conv) {
+  const auto& shape = conv.meta->shape;
+  SegmentedOp out = op;
+  if (op.per_element) {
+    if (op.register_stats != RegisterStats::Norm || !op.per_group_python || op.inner != 1)
+      throw Unsupported(op.node->name + ": " + op.description + " over channels_last memory");
+    if (shape[1] > 256) throw Unsupported(op.node->name + ": more than 256 channels");
+    out.rows = shape[0];
+    out.cols = product(shape, 2, shape.size());
+    out.rows_python = [](const std::string& s) { return s + "[0]"; };
+    out.cols_python = [](const std::string& s) { return s + "[2:].numel()"; };
+    return out;
+  }
+  if (op.inner == 1 || op.rows != shape[0] || op.cols != shape[1] || op.template_name != "row_reduce.cu")
+    throw Unsupported(op.node->name + ": not a reduction over the channels alone");
+  out.rows = op.rows * op.inner;
+  out.cols = op.cols;
+  out.inner = 1;
+  out.rows_python = [](const std::string& s) { return s + ".numel() // max(1, " + s + "[1])"; };
+  out.cols_python = [](const std::string& s) { return s + "[1]"; };
+  return out;
 }
 
 }  // namespace
@@ -305,6 +451,21 @@ std::vector<Replacement> fuse_segmented_op(const graph::OpGraph& graph, const st
       }
     }
   }
+  // The op on a convolution's output alone: that convolution in channels_last first.
+  std::vector<Replacement> variants;
+  const graph::Node* input = graph.find(op.input);
+  if (input && input->meta && convolution_rank(*input) && input->users.size() == 1 && !covered.count(input->name)) {
+    for (const ElementwiseGroup* epi : {epilogue, static_cast<const ElementwiseGroup*>(nullptr)}) {
+      try {
+        const ChannelsLastInput converted = channels_last_input(graph, *input, options);
+        variants = build(graph, channels_last_form(op, *input), nullptr, epi, options, false, &converted);
+        break;
+      } catch (const Unsupported&) {
+        // the contiguous kernels below
+      }
+      if (!epilogue) break;
+    }
+  }
   std::vector<std::pair<const ElementwiseGroup*, const ElementwiseGroup*>> attempts = {{prologue, epilogue}};
   if (epilogue) attempts.push_back({prologue, nullptr});
   if (prologue) attempts.push_back({nullptr, nullptr});
@@ -312,11 +473,13 @@ std::vector<Replacement> fuse_segmented_op(const graph::OpGraph& graph, const st
   std::string failure;
   for (const auto& [pro, epi] : attempts) {
     try {
-      return build(graph, op, pro, epi, options);
+      for (auto& replacement : build(graph, op, pro, epi, options)) variants.push_back(std::move(replacement));
+      return variants;
     } catch (const Unsupported& e) {
       failure = e.what();
     }
   }
+  if (!variants.empty()) return variants;
   throw Unsupported(failure);
 }
 

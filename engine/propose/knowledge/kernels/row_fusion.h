@@ -49,6 +49,12 @@ struct SegmentedOp {
   std::map<std::string, std::string, std::less<>> template_values;  // identity, combine, per_element, eps, ...
   // The statistics row_registers.cu computes for this op; None: no row-in-registers variant.
   RegisterStats register_stats = RegisterStats::None;
+  // A norm over groups of channels (group norm; instance norm: groups of
+  // one): channels per group from the input's shape. Such a norm, and a
+  // layer norm, with segments too long for one block each also gets the
+  // split-statistics kernels (welford_split.cu, recipe s3_split_welford_norm);
+  // with this set, they also read a convolution's channels_last output.
+  std::function<std::string(const std::string& shape)> per_group_python;
 };
 
 // Threads per segment (32: one warp, several segments per block) and
@@ -67,12 +73,24 @@ inline constexpr std::int64_t kMaxBlockRowValues = 16;
 // (row_registers.cu), or nothing when the row is too long for that.
 std::optional<SegmentConfig> registers_config(std::int64_t cols);
 
+// Norm segments from this length on are split across blocks (welford_split.cu)
+// rather than given one block each: the one-block kernel's second sweep no
+// longer hits the cache, and few long segments leave SMs idle.
+inline constexpr std::int64_t kSplitSegmentFrom = 16384;
+
 // The replacement: the op with its prologue and epilogue when they can join
 // (falling back to fewer of them when one cannot), never touching `covered`;
-// variants of it, preferred first: the row held in registers (recipe
-// s3_row_in_registers) when op.register_stats names its statistics, the rows
-// are contiguous and short enough, then the streaming kernel of
-// op.template_name. Throws Unsupported when not even the op alone can be a kernel.
+// variants of it, preferred first:
+//  - when the op reads a convolution's output alone: the convolution in
+//    channels_last (channels_last_epilogue.h) and the op over that memory
+//    (a reduction over the channels as contiguous rows of C; a group or
+//    instance norm through the split-statistics kernels);
+//  - the row held in registers (recipe s3_row_in_registers) when
+//    op.register_stats names its statistics, the rows are contiguous and
+//    short enough;
+//  - for norm segments of kSplitSegmentFrom or more, the split-statistics kernels;
+//  - the streaming kernel of op.template_name.
+// Throws Unsupported when not even the op alone can be a kernel.
 std::vector<Replacement> fuse_segmented_op(const graph::OpGraph& graph, const std::vector<ElementwiseGroup>& groups,
                               const std::set<std::string>& covered, const SegmentedOp& op,
                               const KernelRewriteOptions& options);

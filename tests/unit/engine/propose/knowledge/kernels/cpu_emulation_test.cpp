@@ -55,6 +55,8 @@ struct Case {
   double bound_bytes = 0.0;    // minimum DRAM traffic, for the timing's share of the bound
   // Variants of one kernel produce the same node: run the first offered (false) or the last (true).
   bool last_variant = false;
+  // Or the one at this position among them, when last_variant is false.
+  std::size_t nth_variant = 0;
 };
 
 json case_json(const Case& c) {
@@ -64,10 +66,12 @@ json case_json(const Case& c) {
   std::vector<std::string> recipes;
   json replacements = json::array();
   std::map<std::string, std::size_t> variant_of;  // produced node -> its index in `replacements`
+  std::map<std::string, std::size_t> variants;    // produced node -> variants seen so far
   for (const auto& r : result.replacements) {
     recipes.push_back(r.recipe);
     const auto seen = variant_of.find(r.produces);
-    if (seen != variant_of.end() && !c.last_variant) continue;
+    const std::size_t position = variants[r.produces]++;
+    if (seen != variant_of.end() && !c.last_variant && position != c.nth_variant) continue;
     json kernels = json::object();
     for (const auto& k : r.kernels) kernels[k.name] = k.source;
     json replacement = {{"statements", r.statements}, {"kernels", kernels}, {"definitions", r.definitions}};
@@ -342,6 +346,50 @@ OpGraph conv_bias_group_norm() {
   return b.build({"relu"});
 }
 
+// self.conv(x) with a bias (6 channels) -> instance norm -> / 2 (fusion/11): in channels_last the
+// split-statistics kernels gather each (sample, channel) plane from rows of 6 channels (6 does not
+// divide a warp: 42 rows of 6 channels a block, merged through shared memory).
+OpGraph conv_instance_norm_divide() {
+  GraphBuilder b;
+  b.input("x", {2, 3, 14, 13});
+  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 6}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {6, 3, 3, 3}}, {"bias", {6}}});
+  b.module("inorm", "InstanceNorm2d", {{"num_features", 6}, {"eps", 1e-5}, {"track_running_stats", false}}, {});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {2, 6, 12, 11}, "float32", "self.conv(x)");
+  b.call("inorm", "call_module", "inorm", "instance_norm", {node_arg("conv")}, {}, {2, 6, 12, 11}, "float32",
+         "self.inorm(conv)");
+  b.call("div", "call_function", "operator.truediv", "div", {node_arg("inorm"), number_arg(2.0)}, {}, {2, 6, 12, 11});
+  return b.build({"div"});
+}
+
+// self.conv(x) with a bias -> min over the channels (keepdim) -> tanh -> tanh (fusion/08): in
+// channels_last a position's channels are a contiguous row; `channels` 8 gives rows of 4 threads,
+// 40 rows of 8 threads (a warp holds 8 or 4 rows, the last block's rows run past the end).
+OpGraph conv_min_channels(std::int64_t channels) {
+  GraphBuilder b;
+  b.input("x", {2, 3, 9, 11});
+  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", channels}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {channels, 3, 3, 3}}, {"bias", {channels}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {2, channels, 7, 9}, "float32", "self.conv(x)");
+  b.call("min", "call_function", "torch.min", "min", {node_arg("conv")}, {{"dim", int_arg(1)}, {"keepdim", bool_arg(true)}},
+         {}, "none");
+  b.call("values", "call_function", "operator.getitem", "getitem", {node_arg("min"), int_arg(0)}, {}, {2, 1, 7, 9});
+  b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("values")}, {}, {2, 1, 7, 9});
+  b.call("tanh_1", "call_function", "torch.tanh", "tanh", {node_arg("tanh")}, {}, {2, 1, 7, 9});
+  return b.build({"tanh_1"});
+}
+
+// Group norm whose (sample, group) segments are 32768 long: too long for registers, so the
+// split-statistics kernels (the first variant) with four blocks per segment, or the streaming kernel.
+OpGraph long_group_norm() {
+  GraphBuilder b;
+  b.input("x", {2, 4, 128, 128});
+  b.module("gn", "GroupNorm", {{"num_groups", 2}, {"num_channels", 4}, {"eps", 1e-5}}, {{"weight", {4}}, {"bias", {4}}});
+  b.call("gn", "call_module", "gn", "group_norm", {node_arg("x")}, {}, {2, 4, 128, 128}, "float32", "self.gn(x)");
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("gn")}, {}, {2, 4, 128, 128});
+  return b.build({"relu"});
+}
+
 // silu(x) * 1.7, clamped, + a bias over the last dimension (fusion/25 in float32): the bias is
 // read as one pack per 4 lanes when the row length is a multiple of 4, per element otherwise
 // (column_bias_packed runs the lane-pack kernel on rows of 24, column_bias_odd_length the
@@ -455,13 +503,38 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                    {{"mul", "torch.relu(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1)) * scale"}},
                    {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"},
                    {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1"}});
-  cases.push_back(
-      {"conv_bias_group_norm", conv_bias_group_norm(),
-       {{"relu", "torch.relu(F.group_norm(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1), 4, self.gn.weight, "
-                 "self.gn.bias, 1e-5))"}},
-       {"s3_row_in_registers", "s3_welford_group_norm"},
-       {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1",
-        "self.gn.num_groups = 4"}});
+  // The conv in channels_last with the norm's split statistics (the first variant), then the
+  // contiguous conv's row in registers (the second) and streaming kernel (the last).
+  const std::string conv_module = "self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1";
+  const std::string conv_group_norm =
+      "torch.relu(F.group_norm(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1), 4, self.gn.weight, "
+      "self.gn.bias, 1e-5))";
+  const std::vector<std::string> conv_group_norm_recipes = {"s3_channels_last_conv_reduction", "s3_row_in_registers",
+                                                            "s3_welford_group_norm"};
+  cases.push_back({"conv_bias_group_norm", conv_bias_group_norm(), {{"relu", conv_group_norm}}, conv_group_norm_recipes,
+                   {conv_module, "self.gn.num_groups = 4"}});
+  cases.push_back({"conv_bias_group_norm_rows", conv_bias_group_norm(), {{"relu", conv_group_norm}},
+                   conv_group_norm_recipes, {conv_module, "self.gn.num_groups = 4"}, {}, false, 0.0, false, 1});
+  cases.push_back({"conv_bias_group_norm_streaming", conv_bias_group_norm(), {{"relu", conv_group_norm}},
+                   conv_group_norm_recipes, {conv_module, "self.gn.num_groups = 4"}, {}, false, 0.0, true});
+  const std::string no_padding = "self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (0, 0), (1, 1), 1";
+  cases.push_back({"conv_instance_norm_nhwc", conv_instance_norm_divide(),
+                   {{"div", "F.instance_norm(F.conv2d(x, self.conv.weight, self.conv.bias), eps=1e-5) / 2.0"}},
+                   {"s3_channels_last_conv_reduction", "s3_row_in_registers", "s3_welford_group_norm"},
+                   {no_padding}});
+  const std::string conv_min = "torch.tanh(torch.tanh(torch.min(F.conv2d(x, self.conv.weight, self.conv.bias), 1, keepdim=True)[0]))";
+  cases.push_back({"conv_min_channels_nhwc", conv_min_channels(8), {{"tanh_1", conv_min}},
+                   {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}});
+  cases.push_back({"conv_min_40_channels_nhwc", conv_min_channels(40), {{"tanh_1", conv_min}},
+                   {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}});
+  cases.push_back({"conv_min_channels_strided", conv_min_channels(8), {{"tanh_1", conv_min}},
+                   {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}, {}, false, 0.0,
+                   true});
+  const std::string long_norm = "torch.relu(F.group_norm(x, 2, self.gn.weight, self.gn.bias, 1e-5))";
+  cases.push_back({"long_group_norm_split", long_group_norm(), {{"relu", long_norm}},
+                   {"s3_split_welford_norm", "s3_welford_group_norm"}, {"self.gn.num_groups = 2"}});
+  cases.push_back({"long_group_norm_streaming", long_group_norm(), {{"relu", long_norm}},
+                   {"s3_split_welford_norm", "s3_welford_group_norm"}, {"self.gn.num_groups = 2"}, {}, false, 0.0, true});
   const std::string column_bias = "torch.clamp(F.silu(x) * 1.7, min=-4.0, max=4.0) + bias";
   cases.push_back({"column_bias_packed", column_bias_chain(24), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
   cases.push_back({"column_bias_odd_length", column_bias_chain(26), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
@@ -533,7 +606,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 45) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 53) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
@@ -559,7 +632,22 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec, to_channels_last_float32)"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_conv_bias: mul max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32)"));
+  // The conv in channels_last: the split statistics of its group norm and instance norm, the
+  // reduction over its channels as rows; the contiguous conv's kernels after them.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_bias_group_norm: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc, fused_relu_nhwc_finalize, fused_relu_nhwc_partial, "
+                                               "to_channels_last_float32)\nok   conv_bias_group_norm_rows"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_rows)\nok   conv_bias_group_norm_streaming"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu)\nok   conv_instance_norm_nhwc: div max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_div_nhwc, fused_div_nhwc_finalize, fused_div_nhwc_partial, "
+                                               "to_channels_last_float32)\nok   conv_min_channels_nhwc: tanh_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
+                                               "ok   conv_min_40_channels_nhwc: tanh_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
+                                               "ok   conv_min_channels_strided: tanh_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_strided)\nok   long_group_norm_split: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu, fused_relu_finalize, fused_relu_partial)\n"
+                                               "ok   long_group_norm_streaming: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   column_bias_odd_length: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   rms_norm"));

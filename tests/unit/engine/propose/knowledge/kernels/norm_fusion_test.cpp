@@ -140,8 +140,9 @@ TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
   b.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
   std::vector<SkippedRewrite> skipped;
   const auto found = norms(b.build({"gn"}), skipped);
-  ASSERT_EQ(found.size(), 2u);
-  for (const auto& r : found) {
+  ASSERT_EQ(found.size(), 3u);  // in channels_last (the next test), then the contiguous rows and stream
+  for (std::size_t k = 1; k < found.size(); ++k) {
+    const Replacement& r = found[k];
     EXPECT_THAT(r.covered, ElementsAre("conv", "gn"));
     EXPECT_EQ(r.statements[0],
               "conv = torch.nn.functional.conv2d(x, self.conv.weight, None, self.conv.stride, self.conv.padding, "
@@ -167,6 +168,137 @@ TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
   ASSERT_FALSE(kept.empty());
   EXPECT_EQ(kept[0].covered.count("conv"), 0u);
   EXPECT_THAT(kept[0].statements[0], ::testing::Not(HasSubstr("torch.nn.functional.conv2d")));
+}
+
+// The same conv and group norm with the conv in channels_last: the norm's
+// statistics gathered per (sample, group of 4 channels) from NHWC rows of 16
+// channels by the split-statistics kernels, the output written channels_last
+// (forward returns it, which any layout serves).
+TEST(NormFusion, AConvolutionsGroupNormReadsItsChannelsLastOutput) {
+  GraphBuilder b;
+  b.input("x", {4, 3, 20, 20});
+  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
+  b.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}, {"affine", true}},
+           {{"weight", {16}}, {"bias", {16}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
+  b.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  std::vector<SkippedRewrite> skipped;
+  const auto found = norms(b.build({"gn"}), skipped);
+  ASSERT_EQ(found.size(), 3u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_channels_last_conv_reduction");
+  EXPECT_THAT(r.covered, ElementsAre("conv", "gn"));
+  EXPECT_EQ(r.produces, "gn");
+  EXPECT_EQ(r.description,
+            "'conv' in channels_last, then conv2d + group_norm: group norm (4 groups) with its statistics split across "
+            "blocks (partial Welford statistics, their merge, then one elementwise pass); 'conv' without its bias, "
+            "added in the kernel");
+  const std::string args = "self.conv.bias.contiguous(), conv.contiguous(memory_format=torch.channels_last), "
+                           "_gn_memory_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_gn_memory_shape[3:4].numel())), "
+                           "self.gn.weight.contiguous(), self.gn.bias.contiguous(), _gn_memory_shape[3:4].numel(), "
+                           "nvrtc_runtime.uint64(_divider(_gn_memory_shape[3:4].numel()))";
+  EXPECT_THAT(
+      r.statements,
+      ElementsAre(
+          "conv = torch.nn.functional.conv2d(_hiera_channels_last(x, \"to_channels_last_float32\", torch.channels_last), "
+          "self.conv.weight, None, self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups)",
+          "_gn_in_shape = conv.shape", "_gn_memory_shape = torch.Size([_gn_in_shape[d] for d in (0, 2, 3, 1)])",
+          "assert self.conv.bias.dtype == torch.float32 and conv.dtype == torch.float32 and self.gn.weight.dtype == "
+          "torch.float32 and self.gn.bias.dtype == torch.float32, \"kernel fused_gn_nhwc expects float32 "
+          "self.conv.bias, float32 conv, float32 self.gn.weight, float32 self.gn.bias\"",
+          "_gn_rows = _gn_in_shape[0]", "_gn_cols = _gn_in_shape[2:].numel()",
+          "gn = torch.empty(_gn_in_shape, dtype=self.conv.bias.dtype, device=conv.device, memory_format=torch.channels_last)",
+          "assert _gn_in_shape.numel() < 2**31, \"kernel fused_gn_nhwc indexes with 32 bits\"",
+          "_gn_channels = _gn_in_shape[1]", "_gn_per_group = _gn_in_shape[1] // self.gn.num_groups",
+          "assert _gn_channels <= 256, \"kernel fused_gn_nhwc takes at most 256 channels\"",
+          "_gn_n = _gn_rows * _gn_cols * _gn_channels",
+          "_gn_splits = min(max(1, _gn_cols), 65535, -(-_grid(_gn_n, 2048, 8) // max(1, _gn_rows)))",
+          "_gn_partial = torch.empty(_gn_rows * (_gn_channels // _gn_per_group) * _gn_splits * 3, dtype=torch.float32, "
+          "device=gn.device)",
+          "_gn_stats = torch.empty(_gn_rows * _gn_channels * 2, dtype=torch.float32, device=gn.device)",
+          "_kernel(\"fused_gn_nhwc_partial\")((_gn_rows, _gn_splits), 256, " + args +
+              ", _gn_partial, nvrtc_runtime.int64(_gn_cols), _gn_channels, _gn_per_group, _gn_splits) if _gn_n else None",
+          "_kernel(\"fused_gn_nhwc_finalize\")(_grid(_gn_rows * _gn_channels, 256), 256, _gn_partial, _gn_stats, "
+          "nvrtc_runtime.int64(_gn_rows), _gn_channels, _gn_per_group, _gn_splits) if _gn_n else None",
+          "_kernel(\"fused_gn_nhwc\")((_gn_rows, min(65535, -(-_grid(_gn_n, 1024, 8) // max(1, _gn_rows)))), 256, " + args +
+              ", _gn_stats, gn, nvrtc_runtime.int64(_gn_cols), _gn_channels) if _gn_n else None"));
+  ASSERT_EQ(r.kernels.size(), 4u);
+  EXPECT_EQ(r.kernels[0].name, "fused_gn_nhwc_partial");
+  EXPECT_EQ(r.kernels[1].name, "fused_gn_nhwc_finalize");
+  EXPECT_EQ(r.kernels[2].name, "fused_gn_nhwc");
+  EXPECT_EQ(r.kernels[3].name, "to_channels_last_float32");
+  const std::string& source = r.kernels[0].source;
+  EXPECT_EQ(source, r.kernels[2].source);
+  EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/welford_split.cu\n", 0), 0u);
+  // In NHWC memory a per-channel vector is read at i % C: the conv's bias before the norm, its affine after.
+  EXPECT_THAT(source, HasSubstr("  const float a0_v = static_cast<float>(a0[hiera_mod(i, a0_size0, a0_size0_div)]);\n"
+                                "  const float a1_v = static_cast<float>(a1[i]);\n  const float t0 = a1_v + a0_v;\n"));
+  EXPECT_THAT(source, HasSubstr("  const float b0_v = static_cast<float>(b0[hiera_mod(i, b0_size0, b0_size0_div)]);\n"));
+  EXPECT_THAT(source, HasSubstr("stats[k] = make_float2(w.mean, rsqrtf(w.m2 / w.count + 1e-05f));"));
+  ASSERT_EQ(r.definitions.size(), 1u);
+  EXPECT_EQ(r.definitions[0].rfind("def _hiera_channels_last(x, kernel, memory_format):", 0), 0u);
+  hiera::testing::expect_kernels_compile(r);
+
+  // A user that is not layout-agnostic (a view) gets the output made contiguous.
+  GraphBuilder v;
+  v.input("x", {4, 3, 20, 20});
+  v.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}}, {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
+  v.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}}, {{"weight", {16}}, {"bias", {16}}});
+  v.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
+  v.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  v.call("flat", "call_method", "view", "view", {node_arg("gn"), int_arg(4), int_arg(-1)}, {}, {4, 6400});
+  const auto viewed = norms(v.build({"flat"}), skipped);
+  ASSERT_EQ(viewed.size(), 3u);
+  EXPECT_EQ(viewed[0].recipe, "s3_channels_last_conv_reduction");
+  EXPECT_EQ(viewed[0].statements.back(), "gn = gn.contiguous()");
+  EXPECT_THAT(viewed[0].description, ::testing::EndsWith(", made contiguous after"));
+}
+
+// Instance norm planes of 160 x 160 (25600 values, too many for registers):
+// the statistics split across blocks first, then one block per plane.
+TEST(NormFusion, LongSegmentsSplitTheirStatisticsAcrossBlocks) {
+  GraphBuilder b;
+  b.input("x", {2, 4, 160, 160});
+  b.call("instance_norm", "call_function", "torch.nn.functional.instance_norm", "instance_norm", {node_arg("x")}, {},
+         {2, 4, 160, 160});
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("instance_norm")}, {}, {2, 4, 160, 160});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = norms(b.build({"relu"}), skipped);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[1].recipe, "s3_welford_group_norm");
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_split_welford_norm");
+  EXPECT_THAT(r.covered, ElementsAre("instance_norm", "relu"));
+  EXPECT_EQ(r.description, "instance_norm + relu: instance norm with its statistics split across blocks (partial Welford "
+                           "statistics, their merge, then one elementwise pass)");
+  EXPECT_THAT(
+      r.statements,
+      ElementsAre("_relu_in_shape = x.shape",
+                  "assert x.dtype == torch.float32, \"kernel fused_relu expects float32 x\"",
+                  "_relu_rows = _relu_in_shape[:2].numel()", "_relu_cols = _relu_in_shape[2:].numel()",
+                  "relu = torch.empty(_relu_in_shape, dtype=x.dtype, device=x.device)",
+                  "assert _relu_in_shape.numel() < 2**31, \"kernel fused_relu indexes with 32 bits\"",
+                  // Each plane is a sample of one channel.
+                  "_relu_channels = 1", "_relu_per_group = 1", "_relu_n = _relu_rows * _relu_cols * _relu_channels",
+                  "_relu_splits = min(max(1, _relu_cols), 65535, -(-_grid(_relu_n, 2048, 8) // max(1, _relu_rows)))",
+                  "_relu_partial = torch.empty(_relu_rows * (_relu_channels // _relu_per_group) * _relu_splits * 3, "
+                  "dtype=torch.float32, device=relu.device)",
+                  "_relu_stats = torch.empty(_relu_rows * _relu_channels * 2, dtype=torch.float32, device=relu.device)",
+                  "_kernel(\"fused_relu_partial\")((_relu_rows, _relu_splits), 256, x.contiguous(), _relu_partial, "
+                  "nvrtc_runtime.int64(_relu_cols), _relu_channels, _relu_per_group, _relu_splits) if _relu_n else None",
+                  "_kernel(\"fused_relu_finalize\")(_grid(_relu_rows * _relu_channels, 256), 256, _relu_partial, "
+                  "_relu_stats, nvrtc_runtime.int64(_relu_rows), _relu_channels, _relu_per_group, _relu_splits) if _relu_n "
+                  "else None",
+                  "_kernel(\"fused_relu\")((_relu_rows, min(65535, -(-_grid(_relu_n, 1024, 8) // max(1, _relu_rows)))), "
+                  "256, x.contiguous(), _relu_stats, relu, nvrtc_runtime.int64(_relu_cols), _relu_channels) if _relu_n else "
+                  "None"));
+  ASSERT_EQ(r.kernels.size(), 3u);
+  EXPECT_THAT(r.kernels[2].source, HasSubstr("  const float t0 = (x - mean) * rstd;\n  const float t1 = hiera_clamp_min(t0, 0.0f);"));
+  hiera::testing::expect_kernels_compile(r);
+  // The one-block kernel, as before, in the other variant.
+  EXPECT_EQ(found[1].kernels.size(), 1u);
+  EXPECT_EQ(found[1].kernels[0].name, "fused_relu");
 }
 
 TEST(NormFusion, FunctionalInstanceNormWithoutAffine) {

@@ -135,6 +135,70 @@ TEST(RowReduction, InnerDimensionsAreStridedColumns) {
   hiera::testing::expect_kernels_compile(r);
 }
 
+// A Conv2d module's output reduced over its channels (fusion/08): first the
+// conv in channels_last, where a position's 64 channels are one contiguous
+// row (8 threads a row, 4 rows a warp); then the contiguous conv's strided
+// columns. Both add the conv's bias in the kernel.
+TEST(RowReduction, AConvolutionsChannelsAreRowsInChannelsLast) {
+  GraphBuilder b;
+  b.input("x", {16, 8, 34, 34});
+  b.module("conv", "Conv2d", {{"in_channels", 8}, {"out_channels", 64}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {64, 8, 3, 3}}, {"bias", {64}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {16, 64, 32, 32}, "float32", "self.conv(x)");
+  b.call("min_1", "call_function", "torch.min", "min", {node_arg("conv")}, {{"dim", int_arg(1)}, {"keepdim", bool_arg(true)}},
+         {}, "none");
+  b.call("getitem", "call_function", "operator.getitem", "getitem", {node_arg("min_1"), int_arg(0)}, {}, {16, 1, 32, 32});
+  b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("getitem")}, {}, {16, 1, 32, 32});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"tanh"}), skipped);
+  ASSERT_EQ(found.size(), 2u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_channels_last_conv_reduction");
+  EXPECT_THAT(r.covered, ElementsAre("conv", "getitem", "min_1", "tanh"));
+  EXPECT_EQ(r.description,
+            "'conv' in channels_last, then conv2d + min + getitem + tanh: min over dims (1,) fused into one kernel (8 "
+            "warps of 4 rows each per block, each row the channels of one position); 'conv' without its bias, added in "
+            "the kernel");
+  EXPECT_THAT(
+      r.statements,
+      ElementsAre(
+          "conv = torch.nn.functional.conv2d(_hiera_channels_last(x, \"to_channels_last_float32\", torch.channels_last), "
+          "self.conv.weight, None, self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups)",
+          "_tanh_in_shape = conv.shape", "_tanh_memory_shape = torch.Size([_tanh_in_shape[d] for d in (0, 2, 3, 1)])",
+          "assert self.conv.bias.dtype == torch.float32 and conv.dtype == torch.float32, \"kernel fused_tanh_nhwc expects "
+          "float32 self.conv.bias, float32 conv\"",
+          "_tanh_rows = _tanh_in_shape.numel() // max(1, _tanh_in_shape[1])", "_tanh_cols = _tanh_in_shape[1]",
+          "_tanh_out_shape = _tanh_in_shape[:1] + (1,) + _tanh_in_shape[2:]",
+          "tanh = torch.empty(_tanh_out_shape, dtype=self.conv.bias.dtype, device=conv.device)",
+          "assert _tanh_in_shape.numel() < 2**31, \"kernel fused_tanh_nhwc indexes with 32 bits\"",
+          "_kernel(\"fused_tanh_nhwc\")(_grid(_tanh_rows, 32, 8), (8, 32), self.conv.bias.contiguous(), "
+          "conv.contiguous(memory_format=torch.channels_last), _tanh_memory_shape[3:4].numel(), "
+          "nvrtc_runtime.uint64(_divider(_tanh_memory_shape[3:4].numel())), tanh, nvrtc_runtime.int64(_tanh_rows), "
+          "nvrtc_runtime.int64(_tanh_cols))"));
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].name, "fused_tanh_nhwc");
+  EXPECT_EQ(r.kernels[1].name, "to_channels_last_float32");
+  // A row of 8 lanes: the shuffles stay within it.
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("#define SEGMENT_THREADS 8\n#define ROWS_PER_BLOCK 32\n"));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("for (int offset = ROW_LANES / 2; offset > 0; offset /= 2)"));
+  hiera::testing::expect_kernels_compile(r);
+  EXPECT_EQ(found[1].recipe, "s3_warp_shuffle_row_reduction");
+  EXPECT_EQ(found[1].kernels[0].name, "fused_tanh_strided");
+  EXPECT_EQ(found[1].statements[0],
+            "conv = torch.nn.functional.conv2d(x, self.conv.weight, None, self.conv.stride, self.conv.padding, "
+            "self.conv.dilation, self.conv.groups)");
+
+  // A mean over the positions is not a row of channels: the contiguous kernel alone.
+  GraphBuilder t;
+  t.input("x", {16, 8, 34, 34});
+  t.module("conv", "Conv2d", {{"in_channels", 8}, {"out_channels", 64}, {"bias", true}}, {{"weight", {64, 8, 3, 3}}, {"bias", {64}}});
+  t.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {16, 64, 32, 32}, "float32", "self.conv(x)");
+  t.call("sum_1", "call_function", "torch.mean", "mean", {node_arg("conv"), list_arg({int_arg(2), int_arg(3)})}, {}, {16, 64});
+  const auto summed = reductions(t.build({"sum_1"}), skipped);
+  ASSERT_EQ(summed.size(), 1u);
+  EXPECT_EQ(summed[0].recipe, "s3_warp_shuffle_row_reduction");
+}
+
 // torch.max(x, dim=1)[0]: the values only, a max reduction; its getitem is covered too.
 TEST(RowReduction, TheValuesOfMaxOverADim) {
   GraphBuilder b;
