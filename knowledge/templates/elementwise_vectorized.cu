@@ -6,7 +6,8 @@
 // peak bandwidth. Broadcast operands are read per element through their index
 // math. Requires every full-size pointer and the output to be 16-byte aligned
 // (check data_ptr() % 16 before choosing this kernel); any n works: a scalar
-// tail finishes n % vec.
+// tail finishes n % vec. Each thread takes two packs a trip of its grid-stride
+// loop, so that two packs' loads are in flight at once.
 // Launch: block 256, grid = min(ceil(n / vec / 256), sm_count * 4) (_grid(ceil(n / vec), 256)).
 //
 // Placeholders:
@@ -43,7 +44,8 @@ extern "C" __global__ void {{kernel_name}}({{params}}out_t* __restrict__ out, lo
   const long long packs = n / HIERA_VEC;
   const long long stride = (long long)gridDim.x * blockDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (long long v = first; v < packs; v += stride) {
+  // Pack v: its loads, its elements, its store.
+  const auto pack = [&](const long long v) {
     {{vector_loads}}
     hiera_pack<out_t> r;
 #pragma unroll
@@ -52,7 +54,16 @@ extern "C" __global__ void {{kernel_name}}({{params}}out_t* __restrict__ out, lo
       r.v[k] = static_cast<out_t>({{kernel_name}}_element(i{{lane_args}}));
     }
     reinterpret_cast<hiera_pack<out_t>*>(out)[v] = r;
+  };
+  // Two packs a trip: the operands are __restrict__, so the second pack's
+  // loads issue before the first's store and each thread keeps twice the
+  // bytes in flight (one pack at a time left the kernel latency-bound).
+  long long v = first;
+  for (; v + stride < packs; v += 2 * stride) {
+    pack(v);
+    pack(v + stride);
   }
+  if (v < packs) pack(v);
   for (long long j = packs * HIERA_VEC + first; j < n; j += stride) {
     const index_t i = static_cast<index_t>(j);
     out[i] = static_cast<out_t>({{kernel_name}}_element(i{{element_args}}));

@@ -13,7 +13,10 @@
 // rstd = rsqrt(var + eps), as torch.
 // Launch: _partial grid (samples, splits), block 256; _finalize a grid-stride
 // loop over samples * channels; the pass grid (samples, blocks per sample),
-// block 256. channels <= 256.
+// block 256: _vec, which loads and stores `vec` elements at a time, when
+// every full-size operand and the output are 16-byte aligned and a sample's
+// rows * channels is a multiple of vec (and channels 1 or a multiple of vec),
+// else the scalar pass. channels <= 256.
 //
 // Placeholders: as welford_layernorm.cu, without segment_threads and rows_per_block.
 // kernel_name      extern "C" name of the pass; _partial and _finalize are appended for the others
@@ -29,13 +32,23 @@
 // output_body      statements computing the output of element i from x (its input value), mean and rstd
 // output_result    that output as a float expression
 // params           the kernel's input parameters, each followed by a comma
-// input_args       the input function's arguments after i, each starting with a comma
+// input_args       the input function's arguments after i (in scope as `i`), each starting with a comma
 // output_args      the output function's arguments after rstd, each starting with a comma
+// vec              elements per pack: 16 / the widest element size among the full-size operands and the output
+// vector_loads     one pack load per full-size operand at pack index v (they enter the functions by value)
+// lane_input_args  the input function's arguments after i for lane k of the packs, each starting with a comma
+// lane_output_args the output function's arguments after rstd for lane k, each starting with a comma
 {{includes}}
 typedef {{index_t}} index_t;
 typedef {{out_t}} out_t;
 #define BLOCK 256
 #define UNROLL 4
+#define HIERA_VEC {{vec}}
+
+template <typename T>
+struct alignas(sizeof(T) * HIERA_VEC) hiera_pack {
+  T v[HIERA_VEC];
+};
 {{functions}}
 __device__ __forceinline__ float {{kernel_name}}_input(const index_t i{{input_params}}) {
   {{input_body}}
@@ -76,11 +89,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
   float shift = 0.0f, sum = 0.0f, squares = 0.0f, count = 0.0f;
   long long e = begin + threadIdx.x;
   if (threadIdx.x < lanes && e < end) {
-    shift = {{kernel_name}}_input(static_cast<index_t>(e){{input_args}});
+    {
+      const index_t i = static_cast<index_t>(e);
+      shift = {{kernel_name}}_input(i{{input_args}});
+    }
     for (; e + (UNROLL - 1) * (long long)lanes < end; e += UNROLL * (long long)lanes) {
       float v[UNROLL];
 #pragma unroll
-      for (int k = 0; k < UNROLL; ++k) v[k] = {{kernel_name}}_input(static_cast<index_t>(e + k * lanes){{input_args}});
+      for (int k = 0; k < UNROLL; ++k) {
+        const index_t i = static_cast<index_t>(e + k * lanes);
+        v[k] = {{kernel_name}}_input(i{{input_args}});
+      }
 #pragma unroll
       for (int k = 0; k < UNROLL; ++k) {
         const float d = v[k] - shift;
@@ -90,7 +109,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
       count += UNROLL;
     }
     for (; e < end; e += lanes) {
-      const float d = {{kernel_name}}_input(static_cast<index_t>(e){{input_args}}) - shift;
+      const index_t i = static_cast<index_t>(e);
+      const float d = {{kernel_name}}_input(i{{input_args}}) - shift;
       sum += d;
       squares += d * d;
       count += 1.0f;
@@ -157,7 +177,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     int cs[UNROLL];
 #pragma unroll
     for (int k = 0; k < UNROLL; ++k) {
-      x[k] = {{kernel_name}}_input(static_cast<index_t>(base + j + k * stride){{input_args}});
+      const index_t i = static_cast<index_t>(base + j + k * stride);
+      x[k] = {{kernel_name}}_input(i{{input_args}});
       cs[k] = c;
       c += step;
       if (c >= channels) c -= channels;
@@ -173,6 +194,33 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     const index_t i = static_cast<index_t>(base + j);
     const float2 s = sample_stats[c];
     out[i] = static_cast<out_t>({{kernel_name}}_output(i, {{kernel_name}}_input(i{{input_args}}), s.x, s.y{{output_args}}));
+    c += step;
+    if (c >= channels) c -= channels;
+  }
+}
+
+// The pass with 16-byte packs: lanes k of a pack are channels c + k of one
+// position (channels a multiple of vec), or one segment's elements (channels 1).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+{{kernel_name}}_vec({{params}}const float2* __restrict__ stats, out_t* __restrict__ out, long long rows, int channels) {
+  const long long sample = blockIdx.x, size = rows * channels, base = sample * size;
+  const float2* sample_stats = stats + sample * channels;
+  const long long packs = size / HIERA_VEC, stride = (long long)gridDim.y * BLOCK;
+  const int step = static_cast<int>(stride * HIERA_VEC % channels);
+  long long p = (long long)blockIdx.y * BLOCK + threadIdx.x;
+  int c = static_cast<int>(p * HIERA_VEC % channels);
+  for (; p < packs; p += stride) {
+    const long long v = base / HIERA_VEC + p;
+    {{vector_loads}}
+    hiera_pack<out_t> r;
+#pragma unroll
+    for (int k = 0; k < HIERA_VEC; ++k) {
+      const index_t i = static_cast<index_t>(v * HIERA_VEC + k);
+      const float2 s = sample_stats[channels == 1 ? 0 : c + k];
+      const float x = {{kernel_name}}_input(i{{lane_input_args}});
+      r.v[k] = static_cast<out_t>({{kernel_name}}_output(i, x, s.x, s.y{{lane_output_args}}));
+    }
+    reinterpret_cast<hiera_pack<out_t>*>(out)[v] = r;
     c += step;
     if (c >= channels) c -= channels;
   }

@@ -380,6 +380,11 @@ std::optional<ElementwiseFormula> comparison(const graph::Node& node) {
   return std::nullopt;
 }
 
+// The node's value is stored in bfloat16 or half: its formula may trade float ulps for speed.
+bool reduced_precision(const graph::Node& node) {
+  return node.meta && (node.meta->dtype == "bfloat16" || node.meta->dtype == "float16");
+}
+
 ElementwiseFormula where(const graph::Node& node) {
   // torch.where(condition, input, other); the method x.where(condition, other) has x first.
   const bool method = node.op == "call_method";
@@ -438,11 +443,13 @@ std::optional<ElementwiseFormula> elementwise_formula(const graph::Node& node, c
   } else if (k == "gelu") {
     formula = gelu(graph, node);
   } else if (k == "sigmoid") {
-    formula = unary(node, "hiera_sigmoid($0)", {"hiera_sigmoid"});
+    formula = reduced_precision(node) ? unary(node, "hiera_sigmoid_fast($0)", {"hiera_sigmoid_fast"})
+                                      : unary(node, "hiera_sigmoid($0)", {"hiera_sigmoid"});
   } else if (k == "tanh") {
     formula = unary(node, "tanhf($0)");
   } else if (k == "silu") {
-    formula = unary(node, "hiera_silu($0)", {"hiera_silu"});
+    formula = reduced_precision(node) ? unary(node, "hiera_silu_fast($0)", {"hiera_silu_fast"})
+                                      : unary(node, "hiera_silu($0)", {"hiera_silu"});
   } else if (k == "mish") {
     formula = unary(node, "hiera_mish($0)", {"hiera_mish"});
   } else if (k == "hardswish") {

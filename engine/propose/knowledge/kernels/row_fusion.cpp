@@ -45,7 +45,7 @@ std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& me
 }
 
 // Blocks per SM of the split-statistics kernels and the elements each block takes at least.
-constexpr int kSplitBlocksPerSm = 8;
+constexpr int kSplitBlocksPerSm = 16;
 
 // Threads per row of a reduction over a convolution's channels in
 // channels_last: rows of C contiguous values, eight values a thread, so that
@@ -192,7 +192,7 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                             layout + over_channels + ")" + bias_note;
   // A reduction used over its row has no streaming template: only its row-in-registers kernel, below.
   if (nhwc) {
-    replacement.kernels.push_back(nhwc->transpose);
+    replacement.kernels.insert(replacement.kernels.end(), nhwc->transposes.begin(), nhwc->transposes.end());
     replacement.definitions.push_back(nhwc->definition);
   }
 
@@ -250,11 +250,56 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
     split_replacement.description = conv_note + op_list(graph, covered) + ": " + op.description +
                                     " with its statistics split across blocks (partial Welford statistics, their merge, "
                                     "then one elementwise pass)" + bias_note;
-    const std::string source = fill_kernel_template(*options.knowledge, "welford_split.cu", values);
-    split_replacement.kernels.insert(split_replacement.kernels.begin(),
-                                     {{kernel + "_partial", source, {}}, {kernel + "_finalize", source, {}}, {kernel, source, {}}});
+    // The pass loads the full-size operands as 16-byte packs: programs that take them by value.
+    ProgramOptions in_packed = in_options, out_packed = out_options;
+    in_packed.full_size_by_value = out_packed.full_size_by_value = true;
+    ElementwiseProgram in_values(graph, in_members, in_packed);
+    if (unbiased) in_values.set_custom(input->name, plus_bias(unbiased->bias));
+    const std::string in_result = in_values.value(op.input);
+    ElementwiseProgram out_values(graph, out_members, out_packed);
+    out_values.bind(op.input, "x");
+    out_values.set_custom(value_node->name, op.value);
+    const std::string out_result = out_values.value(produces);
+    int widest = out_type->bytes;
+    for (const auto* program : {&in_values, &out_values})
+      for (const auto& leaf : program->leaves())
+        if (leaf.full_size) widest = std::max(widest, kernel_dtype(leaf.dtype)->bytes);
+    const int vec = 16 / widest;
+    auto split_values = values;
+    split_values["vec"] = std::to_string(vec);
+    split_values["input_params"] = in_values.element_parameters();
+    split_values["input_body"] = join_lines(in_values.body(), 2);
+    split_values["input_result"] = in_result;
+    split_values["output_params"] = out_values.element_parameters();
+    split_values["output_body"] = join_lines(out_values.body(), 2);
+    split_values["output_result"] = out_result;
+    split_values["input_args"] = in_values.element_arguments("i");
+    split_values["output_args"] = out_values.element_arguments("i");
+    std::string loads = in_values.vector_loads("v");
+    if (const std::string more = out_values.vector_loads("v"); !more.empty()) loads += (loads.empty() ? "" : "\n    ") + more;
+    split_values["vector_loads"] = loads;
+    split_values["lane_input_args"] = in_values.lane_arguments("k");
+    split_values["lane_output_args"] = out_values.lane_arguments("k");
+    const std::string source = fill_kernel_template(*options.knowledge, "welford_split.cu", split_values);
+    split_replacement.kernels.insert(split_replacement.kernels.begin(), {{kernel + "_partial", source, {}},
+                                                                         {kernel + "_finalize", source, {}},
+                                                                         {kernel + "_vec", source, {}},
+                                                                         {kernel, source, {}}});
     auto& t = split_replacement.statements;
     const std::string p = prefix;
+    // The full-size operands once, ready for the alignment check and both kernels that read them.
+    std::map<std::string, std::string> ready;
+    std::vector<std::string> aligned;
+    for (const auto* program : {&in_values, &out_values})
+      for (const auto& leaf : program->leaves())
+        if (leaf.full_size) {
+          const auto it = prepared.find(leaf.pointer);
+          t.push_back(p + leaf.pointer + " = " + (it != prepared.end() ? it->second : leaf.python + ".contiguous()"));
+          ready[leaf.pointer] = p + leaf.pointer;
+          aligned.push_back(p + leaf.pointer);
+        }
+    const std::string split_arguments =
+        join_arguments({launch_arguments(in_values, ready), launch_arguments(out_values, ready)});
     t.push_back(p + "channels = " + (nhwc ? p + "in_shape[1]" : std::string("1")));
     t.push_back(p + "per_group = " + (nhwc ? op.per_group_python(p + "in_shape") : std::string("1")));
     if (nhwc) t.push_back("assert " + p + "channels <= 256, \"kernel " + kernel + " takes at most 256 channels\"");
@@ -268,15 +313,23 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                 produces + ".device)");
     const std::string guard = " if " + p + "n else None";
     t.push_back("_kernel(\"" + kernel + "_partial\")((" + p + "rows, " + p + "splits), 256, " +
-                join_arguments({in_arguments, p + "partial", "nvrtc_runtime.int64(" + p + "cols)", p + "channels",
+                join_arguments({split_arguments, p + "partial", "nvrtc_runtime.int64(" + p + "cols)", p + "channels",
                                 p + "per_group", p + "splits"}) +
                 ")" + guard);
     t.push_back("_kernel(\"" + kernel + "_finalize\")(_grid(" + p + "rows * " + p + "channels, 256), 256, " + p +
                 "partial, " + p + "stats, nvrtc_runtime.int64(" + p + "rows), " + p + "channels, " + p + "per_group, " +
                 p + "splits)" + guard);
-    t.push_back("_kernel(\"" + kernel + "\")((" + p + "rows, min(65535, -(-_grid(" + p + "n, 1024, " +
+    // Packs when every operand and the output are aligned and no pack straddles a sample or a position.
+    const std::string v = std::to_string(vec);
+    std::string alignment = "(";
+    for (const auto& name : aligned) alignment += name + ".data_ptr() | ";
+    alignment += produces + ".data_ptr()) % 16 == 0 and " + p + "cols * " + p + "channels % " + v + " == 0 and (" + p +
+                 "channels == 1 or " + p + "channels % " + v + " == 0)";
+    t.push_back(p + "vec = " + alignment);
+    t.push_back("(_kernel(\"" + kernel + "_vec\") if " + p + "vec else _kernel(\"" + kernel + "\"))((" + p +
+                "rows, min(65535, -(-_grid(" + p + "n // (" + v + " if " + p + "vec else 1), 1024, " +
                 std::to_string(kSplitBlocksPerSm) + ")" + per_sample + ")), 256, " +
-                join_arguments({in_arguments, p + "stats", produces, "nvrtc_runtime.int64(" + p + "cols)", p + "channels"}) +
+                join_arguments({split_arguments, p + "stats", produces, "nvrtc_runtime.int64(" + p + "cols)", p + "channels"}) +
                 ")" + guard);
     if (channels_last_out) {
       bool keeps = true;

@@ -99,7 +99,7 @@ TEST(KnowledgeProposerOnSamples, PrintOffers) {
                         "08_conv2d_min_tanh_tanh", "09_conv2d_bias_hardswish_clamp_mul", "11_conv2d_instancenorm_divide",
                         "12_conv2d_mish_mish", "13_conv3d_leakyrelu_bias_clamp_gelu", "14_residual_add_layernorm",
                         "20_conv2d_avgpool_sigmoid_sum", "21_convtranspose2d_bias_tanh", "24_conv2d_bias_relu_scale_bf16",
-                        "26_linear_log_softmax", "27_conv3d_maxpool_logsumexp_relu"}) {
+                        "25_swish_scale_clamp_bias_bf16", "26_linear_log_softmax", "27_conv3d_maxpool_logsumexp_relu"}) {
     for (auto space : {knowledge::Space::S1, knowledge::Space::S2, knowledge::Space::S3}) {
       int k = 0;
       for (const auto& c : offers(std::string("samples/fusion_") + s, space)) {

@@ -364,12 +364,13 @@ OpGraph conv_instance_norm_divide() {
 
 // self.conv(x) with a bias -> min over the channels (keepdim) -> tanh -> tanh (fusion/08): in
 // channels_last a position's channels are a contiguous row; `channels` 8 gives rows of 4 threads,
-// 40 rows of 8 threads (a warp holds 8 or 4 rows, the last block's rows run past the end).
-OpGraph conv_min_channels(std::int64_t channels) {
+// 40 rows of 8 threads (a warp holds 8 or 4 rows, the last block's rows run past the end); the
+// 40-channel conv reads 20 channels, converted by the 32 x 32 tiles rather than the narrow ones.
+OpGraph conv_min_channels(std::int64_t channels, std::int64_t in_channels = 3) {
   GraphBuilder b;
-  b.input("x", {2, 3, 9, 11});
-  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", channels}, {"bias", true}, {"padding_mode", "zeros"}},
-           {{"weight", {channels, 3, 3, 3}}, {"bias", {channels}}});
+  b.input("x", {2, in_channels, 9, 11});
+  b.module("conv", "Conv2d", {{"in_channels", in_channels}, {"out_channels", channels}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {channels, in_channels, 3, 3}}, {"bias", {channels}}});
   b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {2, channels, 7, 9}, "float32", "self.conv(x)");
   b.call("min", "call_function", "torch.min", "min", {node_arg("conv")}, {{"dim", int_arg(1)}, {"keepdim", bool_arg(true)}},
          {}, "none");
@@ -525,7 +526,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   const std::string conv_min = "torch.tanh(torch.tanh(torch.min(F.conv2d(x, self.conv.weight, self.conv.bias), 1, keepdim=True)[0]))";
   cases.push_back({"conv_min_channels_nhwc", conv_min_channels(8), {{"tanh_1", conv_min}},
                    {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}});
-  cases.push_back({"conv_min_40_channels_nhwc", conv_min_channels(40), {{"tanh_1", conv_min}},
+  cases.push_back({"conv_min_40_channels_nhwc", conv_min_channels(40, 20), {{"tanh_1", conv_min}},
                    {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}});
   cases.push_back({"conv_min_channels_strided", conv_min_channels(8), {{"tanh_1", conv_min}},
                    {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}, {}, false, 0.0,
@@ -629,24 +630,25 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));
   // Its bias has 6 channels, no whole pack of 4: the vector kernel loads it per element.
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec, to_channels_last_float32)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec, to_channels_last_float32_narrow)"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_conv_bias: mul max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32_narrow)"));
   // The conv in channels_last: the split statistics of its group norm and instance norm, the
   // reduction over its channels as rows; the contiguous conv's kernels after them.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_bias_group_norm: relu max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc, fused_relu_nhwc_finalize, fused_relu_nhwc_partial, "
-                                               "to_channels_last_float32)\nok   conv_bias_group_norm_rows"));
+  // 8 channels: the pass in packs of 4; 6 channels (the instance norm): the scalar pass.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_finalize, fused_relu_nhwc_partial, fused_relu_nhwc_vec, "
+                                               "to_channels_last_float32_narrow)\nok   conv_bias_group_norm_rows"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_rows)\nok   conv_bias_group_norm_streaming"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu)\nok   conv_instance_norm_nhwc: div max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_div_nhwc, fused_div_nhwc_finalize, fused_div_nhwc_partial, "
-                                               "to_channels_last_float32)\nok   conv_min_channels_nhwc: tanh_1 max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
+                                               "to_channels_last_float32_narrow)\nok   conv_min_channels_nhwc: tanh_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32_narrow)\n"
                                                "ok   conv_min_40_channels_nhwc: tanh_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
                                                "ok   conv_min_channels_strided: tanh_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_strided)\nok   long_group_norm_split: relu max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu, fused_relu_finalize, fused_relu_partial)\n"
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_finalize, fused_relu_partial, fused_relu_vec)\n"
                                                "ok   long_group_norm_streaming: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   column_bias_odd_length: add max error"));

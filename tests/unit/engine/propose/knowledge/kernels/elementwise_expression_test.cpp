@@ -37,6 +37,9 @@ inline float __bfloat162float(HostHalf h) { return h.value; }
 inline unsigned int __umulhi(unsigned int a, unsigned int b) {
   return static_cast<unsigned int>((static_cast<unsigned long long>(a) * b) >> 32);
 }
+// The device's fast intrinsics, exact on the host: the formulas are what is checked here.
+inline float __expf(float x) { return std::exp(x); }
+inline float __fdividef(float a, float b) { return a / b; }
 
 #define HIERA_DEVICE_HELPER(name, ...) inline __VA_ARGS__
 #include "engine/propose/knowledge/kernels/device_helpers.inc"
@@ -354,6 +357,11 @@ TEST(ElementwiseExpression, HelpersComputeTorchsValues) {
   expect_matches_torch("sigmoid", hiera_sigmoid,
                        {1.38879429e-11f, 0.0179862101f, 0.182425529f, 0.425557494f, 0.5f, 0.668187737f, 0.924141824f, 1.0f});
   expect_matches_torch("silu", hiera_silu,
+                       {-3.47198575e-10f, -0.0719448403f, -0.273638278f, -0.127667248f, 0.0f, 0.467731416f, 2.31035447f, 30.0f});
+  // The bfloat16 / half forms: the same formulas through the fast intrinsics.
+  expect_matches_torch("sigmoid_fast", hiera_sigmoid_fast,
+                       {1.38879429e-11f, 0.0179862101f, 0.182425529f, 0.425557494f, 0.5f, 0.668187737f, 0.924141824f, 1.0f});
+  expect_matches_torch("silu_fast", hiera_silu_fast,
                        {-3.47198575e-10f, -0.0719448403f, -0.273638278f, -0.127667248f, 0.0f, 0.467731416f, 2.31035447f, 30.0f});
   expect_matches_torch("mish", hiera_mish,
                        {-3.47198603e-10f, -0.0725917518f, -0.298099756f, -0.15113318f, 0.0f, 0.561148345f, 2.47139239f, 30.0f});

@@ -194,7 +194,7 @@ TEST(NormFusion, AConvolutionsGroupNormReadsItsChannelsLastOutput) {
             "'conv' in channels_last, then conv2d + group_norm: group norm (4 groups) with its statistics split across "
             "blocks (partial Welford statistics, their merge, then one elementwise pass); 'conv' without its bias, "
             "added in the kernel");
-  const std::string args = "self.conv.bias.contiguous(), conv.contiguous(memory_format=torch.channels_last), "
+  const std::string args = "self.conv.bias.contiguous(), _gn_a1, "
                            "_gn_memory_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_gn_memory_shape[3:4].numel())), "
                            "self.gn.weight.contiguous(), self.gn.bias.contiguous(), _gn_memory_shape[3:4].numel(), "
                            "nvrtc_runtime.uint64(_divider(_gn_memory_shape[3:4].numel()))";
@@ -210,10 +210,10 @@ TEST(NormFusion, AConvolutionsGroupNormReadsItsChannelsLastOutput) {
           "_gn_rows = _gn_in_shape[0]", "_gn_cols = _gn_in_shape[2:].numel()",
           "gn = torch.empty(_gn_in_shape, dtype=self.conv.bias.dtype, device=conv.device, memory_format=torch.channels_last)",
           "assert _gn_in_shape.numel() < 2**31, \"kernel fused_gn_nhwc indexes with 32 bits\"",
-          "_gn_channels = _gn_in_shape[1]", "_gn_per_group = _gn_in_shape[1] // self.gn.num_groups",
+          "_gn_a1 = conv.contiguous(memory_format=torch.channels_last)", "_gn_channels = _gn_in_shape[1]", "_gn_per_group = _gn_in_shape[1] // self.gn.num_groups",
           "assert _gn_channels <= 256, \"kernel fused_gn_nhwc takes at most 256 channels\"",
           "_gn_n = _gn_rows * _gn_cols * _gn_channels",
-          "_gn_splits = min(max(1, _gn_cols), 65535, -(-_grid(_gn_n, 2048, 8) // max(1, _gn_rows)))",
+          "_gn_splits = min(max(1, _gn_cols), 65535, -(-_grid(_gn_n, 2048, 16) // max(1, _gn_rows)))",
           "_gn_partial = torch.empty(_gn_rows * (_gn_channels // _gn_per_group) * _gn_splits * 3, dtype=torch.float32, "
           "device=gn.device)",
           "_gn_stats = torch.empty(_gn_rows * _gn_channels * 2, dtype=torch.float32, device=gn.device)",
@@ -221,19 +221,29 @@ TEST(NormFusion, AConvolutionsGroupNormReadsItsChannelsLastOutput) {
               ", _gn_partial, nvrtc_runtime.int64(_gn_cols), _gn_channels, _gn_per_group, _gn_splits) if _gn_n else None",
           "_kernel(\"fused_gn_nhwc_finalize\")(_grid(_gn_rows * _gn_channels, 256), 256, _gn_partial, _gn_stats, "
           "nvrtc_runtime.int64(_gn_rows), _gn_channels, _gn_per_group, _gn_splits) if _gn_n else None",
-          "_kernel(\"fused_gn_nhwc\")((_gn_rows, min(65535, -(-_grid(_gn_n, 1024, 8) // max(1, _gn_rows)))), 256, " + args +
+          // 16-byte packs of 4 channels when aligned (the conv's output and this one are).
+          "_gn_vec = (_gn_a1.data_ptr() | gn.data_ptr()) % 16 == 0 and _gn_cols * _gn_channels % 4 == 0 and "
+          "(_gn_channels == 1 or _gn_channels % 4 == 0)",
+          "(_kernel(\"fused_gn_nhwc_vec\") if _gn_vec else _kernel(\"fused_gn_nhwc\"))((_gn_rows, min(65535, "
+          "-(-_grid(_gn_n // (4 if _gn_vec else 1), 1024, 16) // max(1, _gn_rows)))), 256, " + args +
               ", _gn_stats, gn, nvrtc_runtime.int64(_gn_cols), _gn_channels) if _gn_n else None"));
-  ASSERT_EQ(r.kernels.size(), 4u);
+  ASSERT_EQ(r.kernels.size(), 6u);
   EXPECT_EQ(r.kernels[0].name, "fused_gn_nhwc_partial");
   EXPECT_EQ(r.kernels[1].name, "fused_gn_nhwc_finalize");
-  EXPECT_EQ(r.kernels[2].name, "fused_gn_nhwc");
-  EXPECT_EQ(r.kernels[3].name, "to_channels_last_float32");
+  EXPECT_EQ(r.kernels[2].name, "fused_gn_nhwc_vec");
+  EXPECT_EQ(r.kernels[3].name, "fused_gn_nhwc");
+  EXPECT_EQ(r.kernels[4].name, "to_channels_last_float32");
+  EXPECT_EQ(r.kernels[5].name, "to_channels_last_float32_narrow");
   const std::string& source = r.kernels[0].source;
-  EXPECT_EQ(source, r.kernels[2].source);
+  EXPECT_EQ(source, r.kernels[3].source);
+  // The conv's output enters the input function by value: the pass loads it as float4 packs.
+  EXPECT_THAT(source, HasSubstr("    const hiera_pack<float> a1_pack = reinterpret_cast<const hiera_pack<float>*>(a1)[v];\n"));
+  EXPECT_THAT(source, HasSubstr("const float x = fused_gn_nhwc_input(i, a0, static_cast<float>(a1_pack.v[k]), a0_size0, "
+                                "a0_size0_div);"));
   EXPECT_EQ(source.rfind("// hiera: generated from knowledge/templates/welford_split.cu\n", 0), 0u);
   // In NHWC memory a per-channel vector is read at i % C: the conv's bias before the norm, its affine after.
   EXPECT_THAT(source, HasSubstr("  const float a0_v = static_cast<float>(a0[hiera_mod(i, a0_size0, a0_size0_div)]);\n"
-                                "  const float a1_v = static_cast<float>(a1[i]);\n  const float t0 = a1_v + a0_v;\n"));
+                                "  const float t0 = a1_v + a0_v;\n"));
   EXPECT_THAT(source, HasSubstr("  const float b0_v = static_cast<float>(b0[hiera_mod(i, b0_size0, b0_size0_div)]);\n"));
   EXPECT_THAT(source, HasSubstr("stats[k] = make_float2(w.mean, rsqrtf(w.m2 / w.count + 1e-05f));"));
   ASSERT_EQ(r.definitions.size(), 1u);
@@ -279,21 +289,24 @@ TEST(NormFusion, LongSegmentsSplitTheirStatisticsAcrossBlocks) {
                   "_relu_rows = _relu_in_shape[:2].numel()", "_relu_cols = _relu_in_shape[2:].numel()",
                   "relu = torch.empty(_relu_in_shape, dtype=x.dtype, device=x.device)",
                   "assert _relu_in_shape.numel() < 2**31, \"kernel fused_relu indexes with 32 bits\"",
+                  "_relu_a0 = x.contiguous()",
                   // Each plane is a sample of one channel.
                   "_relu_channels = 1", "_relu_per_group = 1", "_relu_n = _relu_rows * _relu_cols * _relu_channels",
-                  "_relu_splits = min(max(1, _relu_cols), 65535, -(-_grid(_relu_n, 2048, 8) // max(1, _relu_rows)))",
+                  "_relu_splits = min(max(1, _relu_cols), 65535, -(-_grid(_relu_n, 2048, 16) // max(1, _relu_rows)))",
                   "_relu_partial = torch.empty(_relu_rows * (_relu_channels // _relu_per_group) * _relu_splits * 3, "
                   "dtype=torch.float32, device=relu.device)",
                   "_relu_stats = torch.empty(_relu_rows * _relu_channels * 2, dtype=torch.float32, device=relu.device)",
-                  "_kernel(\"fused_relu_partial\")((_relu_rows, _relu_splits), 256, x.contiguous(), _relu_partial, "
+                  "_kernel(\"fused_relu_partial\")((_relu_rows, _relu_splits), 256, _relu_a0, _relu_partial, "
                   "nvrtc_runtime.int64(_relu_cols), _relu_channels, _relu_per_group, _relu_splits) if _relu_n else None",
                   "_kernel(\"fused_relu_finalize\")(_grid(_relu_rows * _relu_channels, 256), 256, _relu_partial, "
                   "_relu_stats, nvrtc_runtime.int64(_relu_rows), _relu_channels, _relu_per_group, _relu_splits) if _relu_n "
                   "else None",
-                  "_kernel(\"fused_relu\")((_relu_rows, min(65535, -(-_grid(_relu_n, 1024, 8) // max(1, _relu_rows)))), "
-                  "256, x.contiguous(), _relu_stats, relu, nvrtc_runtime.int64(_relu_cols), _relu_channels) if _relu_n else "
-                  "None"));
-  ASSERT_EQ(r.kernels.size(), 3u);
+                  "_relu_vec = (_relu_a0.data_ptr() | relu.data_ptr()) % 16 == 0 and _relu_cols * _relu_channels % 4 == 0 "
+                  "and (_relu_channels == 1 or _relu_channels % 4 == 0)",
+                  "(_kernel(\"fused_relu_vec\") if _relu_vec else _kernel(\"fused_relu\"))((_relu_rows, min(65535, "
+                  "-(-_grid(_relu_n // (4 if _relu_vec else 1), 1024, 16) // max(1, _relu_rows)))), 256, _relu_a0, "
+                  "_relu_stats, relu, nvrtc_runtime.int64(_relu_cols), _relu_channels) if _relu_n else None"));
+  ASSERT_EQ(r.kernels.size(), 4u);
   EXPECT_THAT(r.kernels[2].source, HasSubstr("  const float t0 = (x - mean) * rstd;\n  const float t1 = hiera_clamp_min(t0, 0.0f);"));
   hiera::testing::expect_kernels_compile(r);
   // The one-block kernel, as before, in the other variant.

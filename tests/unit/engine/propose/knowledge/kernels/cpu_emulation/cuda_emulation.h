@@ -59,6 +59,8 @@ inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline unsigned int __umulhi(unsigned int a, unsigned int b) {
   return static_cast<unsigned int>((static_cast<unsigned long long>(a) * b) >> 32);
 }
+inline float __expf(float x) { return expf(x); }
+inline float __fdividef(float a, float b) { return a / b; }
 inline int min(int a, int b) { return a < b ? a : b; }
 
 template <typename... Params>
