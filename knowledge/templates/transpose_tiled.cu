@@ -4,10 +4,6 @@
 // column keeps the tile's column reads free of bank conflicts. Replaces
 // x.transpose(-1, -2).contiguous() and the strided copies it implies.
 // Launch: block (32, 8), grid (ceil(cols / 32), ceil(rows / 32), batch).
-// For rows <= 16 (an NCHW -> NHWC conversion of up to 16 channels) the
-// _narrow entry point takes 16 x 64 tiles, so that no half of a tile idles
-// and consecutive threads write consecutive addresses of the output.
-// Launch: block (32, 8), grid (ceil(cols / 64), 1, batch).
 //
 // Placeholders:
 // kernel_name  extern "C" name
@@ -32,23 +28,5 @@ extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
   y = blockIdx.x * TILE + threadIdx.y;             // row of the output = column of the input
   for (int j = 0; j < TILE; j += BLOCK_ROWS) {
     if (tx < rows && y + j < cols) out[matrix + (long long)(y + j) * rows + tx] = tile[threadIdx.x][threadIdx.y + j];
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
-{{kernel_name}}_narrow(const scalar_t* __restrict__ in, scalar_t* __restrict__ out, int rows, int cols) {
-  __shared__ scalar_t tile[16][64 + 1];
-  const long long matrix = (long long)blockIdx.z * rows * cols;
-  const int first = blockIdx.x * 64;
-  const int t = threadIdx.y * TILE + threadIdx.x;
-  for (int e = t; e < 16 * 64; e += TILE * BLOCK_ROWS) {
-    const int r = e / 64, c = e % 64;
-    if (r < rows && first + c < cols) tile[r][c] = in[matrix + (long long)r * cols + first + c];
-  }
-  __syncthreads();
-  // Output element e of the tile: column first + e / rows of the input, row e % rows.
-  for (int e = t; e < 64 * rows; e += TILE * BLOCK_ROWS) {
-    const int c = e / rows, r = e % rows;
-    if (first + c < cols) out[matrix + (long long)(first + c) * rows + r] = tile[r][c];
   }
 }

@@ -25,10 +25,7 @@ constexpr const char* kToChannelsLast = R"(def _hiera_channels_last(x, kernel, m
         return x.contiguous(memory_format=memory_format)
     out = torch.empty_like(x, memory_format=memory_format)
     channels, spatial = x.shape[1], x[0, 0].numel()
-    if channels <= 16:  # 16 x 64 tiles: a 32 x 32 tile would idle half its threads
-        _kernel(kernel + "_narrow")(((spatial + 63) // 64, 1, x.shape[0]), (32, 8), x, out, channels, spatial)
-    else:
-        _kernel(kernel)(((spatial + 31) // 32, (channels + 31) // 32, x.shape[0]), (32, 8), x, out, channels, spatial)
+    _kernel(kernel)(((spatial + 31) // 32, (channels + 31) // 32, x.shape[0]), (32, 8), x, out, channels, spatial)
     return out)";
 
 Replacement compose(const graph::OpGraph& graph, const graph::Node& conv, const graph::Node& input,
@@ -41,7 +38,7 @@ Replacement compose(const graph::OpGraph& graph, const graph::Node& conv, const 
                                                 (unbiased ? unbiased->call
                                                           : substitute_names(conv.code, {{input.name, converted.python}})));
   r.definitions.push_back(converted.definition);
-  r.kernels.insert(r.kernels.end(), converted.transposes.begin(), converted.transposes.end());
+  r.kernels.push_back(converted.transpose);
   const graph::Node* root = graph.find(group.root);
   bool keeps = true;
   for (const auto& user : root->users) {
@@ -86,10 +83,12 @@ ChannelsLastInput channels_last_input(const graph::OpGraph& graph, const graph::
   out.layout = channels_last_layout(*wanted);
   const std::string transpose = "to_channels_last_" + type->dtype;
   out.python = "_hiera_channels_last(" + input->name + ", \"" + transpose + "\", " + out.layout.format + ")";
-  const std::string source = fill_kernel_template(
-      *options.knowledge, "transpose_tiled.cu",
-      {{"kernel_name", transpose}, {"scalar_t", type->cuda_type}, {"includes", includes_for({type->dtype})}});
-  out.transposes = {{transpose, source, {}}, {transpose + "_narrow", source, {}}};
+  out.transpose = {transpose,
+                   fill_kernel_template(*options.knowledge, "transpose_tiled.cu",
+                                        {{"kernel_name", transpose},
+                                         {"scalar_t", type->cuda_type},
+                                         {"includes", includes_for({type->dtype})}}),
+                   {}};
   out.definition = kToChannelsLast;
   return out;
 }

@@ -42,7 +42,7 @@ bool layout_agnostic(const graph::Node& node);
 struct ChannelsLastInput {
   MemoryLayout layout;
   std::string python;       // _hiera_channels_last(x, "to_channels_last_float32", torch.channels_last)
-  std::vector<KernelSource> transposes;  // transpose_tiled.cu's entry points: 32 x 32 tiles, and 16 x 64 (_narrow)
+  KernelSource transpose;   // transpose_tiled.cu
   std::string definition;   // def _hiera_channels_last(...)
 };
 // Throws Unsupported when `conv` is not such a convolution of a floating tensor.

@@ -11,7 +11,9 @@
 //      depthwise conv2d / conv3d with stride 1 whose weight is a
 //      non-persistent buffer, coefficients read on the device (stencil_*.h);
 //   2. norms: layer, group and instance norm with the elementwise ops before
-//      and after them (s3_welford_layer_norm, s3_welford_group_norm);
+//      and after them (s3_welford_layer_norm, s3_welford_group_norm; segments
+//      of 16384 values or more also with their statistics split across blocks,
+//      s3_split_welford_norm);
 //   3. softmax and log_softmax, and reductions (sum, mean, amax, amin, the
 //      values of max / min, logsumexp) over adjacent dimensions, with the
 //      elementwise ops before and after them (s3_fused_row_softmax,
@@ -28,7 +30,11 @@
 // convolution whose whole output goes into an elementwise group of step 4,
 // run in channels_last with that group as one kernel on the NHWC tensor
 // (s3_channels_last_conv_epilogue, channels_last_epilogue.h), before the
-// group's contiguous kernel. Other rewrites never overlap. A convolution
+// group's contiguous kernel; likewise a 2D/3D convolution whose whole output
+// goes into a group or instance norm or a reduction over its channels, run in
+// channels_last with that op reading the NHWC tensor
+// (s3_channels_last_conv_reduction, row_fusion.h), before the op's contiguous
+// kernels. Other rewrites never overlap. A convolution
 // module whose whole output one of these kernels reads runs without its bias,
 // which the kernel adds (conv_bias.h): eager's separate bias pass is gone. Every kernel is a filled
 // knowledge/templates file; what each needs is in its Replacement (the

@@ -192,7 +192,7 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                             layout + over_channels + ")" + bias_note;
   // A reduction used over its row has no streaming template: only its row-in-registers kernel, below.
   if (nhwc) {
-    replacement.kernels.insert(replacement.kernels.end(), nhwc->transposes.begin(), nhwc->transposes.end());
+    replacement.kernels.push_back(nhwc->transpose);
     replacement.definitions.push_back(nhwc->definition);
   }
 

@@ -91,18 +91,13 @@ TEST(ChannelsLastEpilogue, ConvAndEpilogueOnNhwcMemory) {
                           "+ 3) // 4 if _mul_vec else _mul_n, 256), 256, _mul_a0, _mul_a1, "
                           "_mul_memory_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_mul_memory_shape[3:4].numel())), "
                           "mul, nvrtc_runtime.int64(_mul_n))"));
-  ASSERT_EQ(r.kernels.size(), 4u);
+  ASSERT_EQ(r.kernels.size(), 3u);
   EXPECT_EQ(r.kernels[0].name, "fused_mul_nhwc_vec");
   EXPECT_EQ(r.kernels[1].name, "fused_mul_nhwc");
   EXPECT_EQ(r.kernels[2].name, "to_channels_last_float32");
-  EXPECT_EQ(r.kernels[3].name, "to_channels_last_float32_narrow");  // the same source's 16 x 64 tiles
-  EXPECT_EQ(r.kernels[3].source, r.kernels[2].source);
   EXPECT_THAT(r.kernels[2].source, HasSubstr("typedef float scalar_t;"));
   ASSERT_EQ(r.definitions.size(), 1u);
   EXPECT_THAT(r.definitions[0], HasSubstr("def _hiera_channels_last(x, kernel, memory_format):"));
-  EXPECT_THAT(r.definitions[0], HasSubstr("    if channels <= 16:  # 16 x 64 tiles: a 32 x 32 tile would idle half its threads\n"
-                                          "        _kernel(kernel + \"_narrow\")(((spatial + 63) // 64, 1, x.shape[0]), (32, 8), "
-                                          "x, out, channels, spatial)\n"));
   // The channel is the fastest-moving index of NHWC memory: the bias is read at i % C, without a division.
   EXPECT_THAT(source_of(r, "fused_mul_nhwc"),
               HasSubstr("__device__ __forceinline__ float fused_mul_nhwc_element(const index_t i, const float a0_v, "

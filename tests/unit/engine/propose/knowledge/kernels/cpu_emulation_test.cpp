@@ -365,7 +365,7 @@ OpGraph conv_instance_norm_divide() {
 // self.conv(x) with a bias -> min over the channels (keepdim) -> tanh -> tanh (fusion/08): in
 // channels_last a position's channels are a contiguous row; `channels` 8 gives rows of 4 threads,
 // 40 rows of 8 threads (a warp holds 8 or 4 rows, the last block's rows run past the end); the
-// 40-channel conv reads 20 channels, converted by the 32 x 32 tiles rather than the narrow ones.
+// 40-channel conv reads 20 channels (the input's transpose takes a partial second tile of channels).
 OpGraph conv_min_channels(std::int64_t channels, std::int64_t in_channels = 3) {
   GraphBuilder b;
   b.input("x", {2, in_channels, 9, 11});
@@ -630,20 +630,20 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));
   // Its bias has 6 channels, no whole pack of 4: the vector kernel loads it per element.
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec, to_channels_last_float32_narrow)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_vec, to_channels_last_float32)"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_conv_bias: mul max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32_narrow)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_nhwc_vec, to_channels_last_float32)"));
   // The conv in channels_last: the split statistics of its group norm and instance norm, the
   // reduction over its channels as rows; the contiguous conv's kernels after them.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_bias_group_norm: relu max error"));
   // 8 channels: the pass in packs of 4; 6 channels (the instance norm): the scalar pass.
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_nhwc_finalize, fused_relu_nhwc_partial, fused_relu_nhwc_vec, "
-                                               "to_channels_last_float32_narrow)\nok   conv_bias_group_norm_rows"));
+                                               "to_channels_last_float32)\nok   conv_bias_group_norm_rows"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_rows)\nok   conv_bias_group_norm_streaming"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu)\nok   conv_instance_norm_nhwc: div max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_div_nhwc, fused_div_nhwc_finalize, fused_div_nhwc_partial, "
-                                               "to_channels_last_float32_narrow)\nok   conv_min_channels_nhwc: tanh_1 max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32_narrow)\n"
+                                               "to_channels_last_float32)\nok   conv_min_channels_nhwc: tanh_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
                                                "ok   conv_min_40_channels_nhwc: tanh_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
                                                "ok   conv_min_channels_strided: tanh_1 max error"));

@@ -227,13 +227,12 @@ TEST(NormFusion, AConvolutionsGroupNormReadsItsChannelsLastOutput) {
           "(_kernel(\"fused_gn_nhwc_vec\") if _gn_vec else _kernel(\"fused_gn_nhwc\"))((_gn_rows, min(65535, "
           "-(-_grid(_gn_n // (4 if _gn_vec else 1), 1024, 16) // max(1, _gn_rows)))), 256, " + args +
               ", _gn_stats, gn, nvrtc_runtime.int64(_gn_cols), _gn_channels) if _gn_n else None"));
-  ASSERT_EQ(r.kernels.size(), 6u);
+  ASSERT_EQ(r.kernels.size(), 5u);
   EXPECT_EQ(r.kernels[0].name, "fused_gn_nhwc_partial");
   EXPECT_EQ(r.kernels[1].name, "fused_gn_nhwc_finalize");
   EXPECT_EQ(r.kernels[2].name, "fused_gn_nhwc_vec");
   EXPECT_EQ(r.kernels[3].name, "fused_gn_nhwc");
   EXPECT_EQ(r.kernels[4].name, "to_channels_last_float32");
-  EXPECT_EQ(r.kernels[5].name, "to_channels_last_float32_narrow");
   const std::string& source = r.kernels[0].source;
   EXPECT_EQ(source, r.kernels[3].source);
   // The conv's output enters the input function by value: the pass loads it as float4 packs.

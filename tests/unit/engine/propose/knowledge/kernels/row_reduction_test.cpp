@@ -175,10 +175,9 @@ TEST(RowReduction, AConvolutionsChannelsAreRowsInChannelsLast) {
           "conv.contiguous(memory_format=torch.channels_last), _tanh_memory_shape[3:4].numel(), "
           "nvrtc_runtime.uint64(_divider(_tanh_memory_shape[3:4].numel())), tanh, nvrtc_runtime.int64(_tanh_rows), "
           "nvrtc_runtime.int64(_tanh_cols))"));
-  ASSERT_EQ(r.kernels.size(), 3u);
+  ASSERT_EQ(r.kernels.size(), 2u);
   EXPECT_EQ(r.kernels[0].name, "fused_tanh_nhwc");
   EXPECT_EQ(r.kernels[1].name, "to_channels_last_float32");
-  EXPECT_EQ(r.kernels[2].name, "to_channels_last_float32_narrow");
   // A row of 8 lanes: the shuffles stay within it.
   EXPECT_THAT(r.kernels[0].source, HasSubstr("#define SEGMENT_THREADS 8\n#define ROWS_PER_BLOCK 32\n"));
   EXPECT_THAT(r.kernels[0].source, HasSubstr("for (int offset = ROW_LANES / 2; offset > 0; offset /= 2)"));
