@@ -127,9 +127,8 @@ TEST(NormFusion, GroupNormWithPerChannelAffineAndSwish) {
   hiera::testing::expect_kernels_compile(r);
 }
 
-// A Conv2d module with a bias feeding the norm alone: the conv runs without
-// its bias and the kernel adds it per channel as it reads each element.
-TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
+// self.gn(self.conv(x)): a Conv2d(3, 16) module with a bias, then GroupNorm(4, 16) with affine.
+GraphBuilder conv_group_norm() {
   GraphBuilder b;
   b.input("x", {4, 3, 20, 20});
   b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}, {"padding_mode", "zeros"}},
@@ -138,6 +137,13 @@ TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
            {{"weight", {16}}, {"bias", {16}}});
   b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
   b.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  return b;
+}
+
+// A Conv2d module with a bias feeding the norm alone: the conv runs without
+// its bias and the kernel adds it per channel as it reads each element.
+TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
+  GraphBuilder b = conv_group_norm();
   std::vector<SkippedRewrite> skipped;
   const auto found = norms(b.build({"gn"}), skipped);
   ASSERT_EQ(found.size(), 3u);  // in channels_last (the next test), then the contiguous rows and stream
@@ -156,13 +162,7 @@ TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
     hiera::testing::expect_kernels_compile(r);
   }
   // Something else reads the conv's output too: the module keeps its bias.
-  GraphBuilder t;
-  t.input("x", {4, 3, 20, 20});
-  t.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}}, {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
-  t.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}, {"affine", true}},
-           {{"weight", {16}}, {"bias", {16}}});
-  t.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
-  t.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  GraphBuilder t = conv_group_norm();
   t.call("add", "call_function", "operator.add", "add", {node_arg("gn"), node_arg("conv")}, {}, {4, 16, 20, 20});
   const auto kept = norms(t.build({"add"}), skipped);
   ASSERT_FALSE(kept.empty());
@@ -175,14 +175,7 @@ TEST(NormFusion, AConvolutionsBiasIsAddedInTheNormKernel) {
 // channels by the split-statistics kernels, the output written channels_last
 // (forward returns it, which any layout serves).
 TEST(NormFusion, AConvolutionsGroupNormReadsItsChannelsLastOutput) {
-  GraphBuilder b;
-  b.input("x", {4, 3, 20, 20});
-  b.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}, {"padding_mode", "zeros"}},
-           {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
-  b.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}, {"affine", true}},
-           {{"weight", {16}}, {"bias", {16}}});
-  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
-  b.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  GraphBuilder b = conv_group_norm();
   std::vector<SkippedRewrite> skipped;
   const auto found = norms(b.build({"gn"}), skipped);
   ASSERT_EQ(found.size(), 3u);
@@ -250,12 +243,7 @@ TEST(NormFusion, AConvolutionsGroupNormReadsItsChannelsLastOutput) {
   hiera::testing::expect_kernels_compile(r);
 
   // A user that is not layout-agnostic (a view) gets the output made contiguous.
-  GraphBuilder v;
-  v.input("x", {4, 3, 20, 20});
-  v.module("conv", "Conv2d", {{"in_channels", 3}, {"out_channels", 16}, {"bias", true}}, {{"weight", {16, 3, 3, 3}}, {"bias", {16}}});
-  v.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 16}, {"eps", 1e-5}}, {{"weight", {16}}, {"bias", {16}}});
-  v.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {4, 16, 20, 20}, "float32", "self.conv(x)");
-  v.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {4, 16, 20, 20}, "float32", "self.gn(conv)");
+  GraphBuilder v = conv_group_norm();
   v.call("flat", "call_method", "view", "view", {node_arg("gn"), int_arg(4), int_arg(-1)}, {}, {4, 6400});
   const auto viewed = norms(v.build({"flat"}), skipped);
   ASSERT_EQ(viewed.size(), 3u);
