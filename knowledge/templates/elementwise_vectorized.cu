@@ -8,7 +8,7 @@
 // (check data_ptr() % 16 before choosing this kernel); any n works: a scalar
 // tail finishes n % vec. Each thread takes two packs a trip of its grid-stride
 // loop, so that two packs' loads are in flight at once.
-// Launch: block 256, grid = min(ceil(n / vec / 256), sm_count * 4) (_grid(ceil(n / vec), 256)).
+// Launch: block 256, grid = min(ceil(n / vec / 256), sm_count * 8) (_grid(ceil(n / vec), 256, 8)).
 //
 // Placeholders:
 // kernel_name     extern "C" name

@@ -17,6 +17,10 @@ namespace hiera::engine::propose::knowledge_proposer::kernels {
 namespace {
 
 constexpr int kBlock = 256;
+// Blocks per SM: eight, not _grid's default four. One pack in flight per thread left the vector
+// kernel short of loads; bf16 swish + scale + clamp + bias (fusion/25) took 0.905 ms with eight
+// against 0.980 with four on an H200 (bench/results/2026-11-30-session6/profiles/final-2a157d8.txt).
+constexpr int kBlocksPerSm = 8;
 
 // "add + leaky_relu + mul", in graph order.
 std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& members) {
@@ -185,7 +189,8 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
       join_arguments({launch_arguments(program, prepared), group.root, "nvrtc_runtime.int64(" + prefix + "n)"});
   s.push_back("(_kernel(\"" + kernel + "_vec\") if " + prefix + "vec else _kernel(\"" + kernel + "\"))(_grid((" +
               prefix + "n + " + std::to_string(vec - 1) + ") // " + std::to_string(vec) + " if " + prefix + "vec else " +
-              prefix + "n, " + std::to_string(kBlock) + "), " + std::to_string(kBlock) + ", " + arguments + ")");
+              prefix + "n, " + std::to_string(kBlock) + ", " + std::to_string(kBlocksPerSm) + "), " +
+              std::to_string(kBlock) + ", " + arguments + ")");
   return replacement;
 }
 

@@ -88,7 +88,7 @@ TEST(ChannelsLastEpilogue, ConvAndEpilogueOnNhwcMemory) {
                           "_mul_vec = (_mul_a0.data_ptr() | _mul_a1.data_ptr() | mul.data_ptr()) % 16 == 0 and "
                           "_mul_memory_shape[3:4].numel() % 4 == 0",
                           "(_kernel(\"fused_mul_nhwc_vec\") if _mul_vec else _kernel(\"fused_mul_nhwc\"))(_grid((_mul_n "
-                          "+ 3) // 4 if _mul_vec else _mul_n, 256), 256, _mul_a0, _mul_a1, "
+                          "+ 3) // 4 if _mul_vec else _mul_n, 256, 8), 256, _mul_a0, _mul_a1, "
                           "_mul_memory_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_mul_memory_shape[3:4].numel())), "
                           "mul, nvrtc_runtime.int64(_mul_n))"));
   ASSERT_EQ(r.kernels.size(), 3u);
@@ -160,7 +160,7 @@ TEST(ChannelsLastEpilogue, ModuleBiasMovesIntoTheEpilogue) {
             "self.conv.groups)");
   EXPECT_EQ(r.statements.back(),
             "(_kernel(\"fused_mul_nhwc_vec\") if _mul_vec else _kernel(\"fused_mul_nhwc\"))(_grid((_mul_n + 7) // 8 "
-            "if _mul_vec else _mul_n, 256), 256, _mul_a0, _mul_a1, "
+            "if _mul_vec else _mul_n, 256, 8), 256, _mul_a0, _mul_a1, "
             "_mul_memory_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_mul_memory_shape[3:4].numel())), mul, "
             "nvrtc_runtime.int64(_mul_n))");
   // conv + bias is rounded to bfloat16 before the relu, as eager's separate add stores it.

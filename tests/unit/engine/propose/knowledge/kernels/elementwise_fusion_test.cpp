@@ -72,7 +72,7 @@ TEST(ElementwiseFusion, ConvBiasActivationScaleIsOneKernel) {
                           "_mul_a0 = conv.contiguous()",
                           "_mul_vec = (_mul_a0.data_ptr() | mul.data_ptr()) % 16 == 0",
                           "(_kernel(\"fused_mul_vec\") if _mul_vec else _kernel(\"fused_mul\"))(_grid((_mul_n + 3) // 4 "
-                          "if _mul_vec else _mul_n, 256), 256, _mul_a0, bias.contiguous(), _mul_shape[2:].numel(), "
+                          "if _mul_vec else _mul_n, 256, 8), 256, _mul_a0, bias.contiguous(), _mul_shape[2:].numel(), "
                           "nvrtc_runtime.uint64(_divider(_mul_shape[2:].numel())), _mul_shape[1:2].numel(), "
                           "nvrtc_runtime.uint64(_divider(_mul_shape[1:2].numel())), mul, nvrtc_runtime.int64(_mul_n))"));
   ASSERT_EQ(r.kernels.size(), 2u);
@@ -117,7 +117,7 @@ TEST(ElementwiseFusion, HalfPrecisionPacksEightElementsAndRoundsEachIntermediate
   EXPECT_THAT(vec, HasSubstr("const hiera_pack<__half> a0_pack"));
   EXPECT_THAT(r.statements[1], HasSubstr("conv.dtype == torch.float16 and bias.dtype == torch.float16"));
   EXPECT_EQ(r.statements[2], "mul = torch.empty(_mul_shape, dtype=conv.dtype, device=conv.device)");
-  EXPECT_THAT(r.statements.back(), HasSubstr("_grid((_mul_n + 7) // 8 if _mul_vec else _mul_n, 256)"));
+  EXPECT_THAT(r.statements.back(), HasSubstr("_grid((_mul_n + 7) // 8 if _mul_vec else _mul_n, 256, 8)"));
   hiera::testing::expect_kernels_compile(r);
 }
 
@@ -178,7 +178,7 @@ TEST(ElementwiseFusion, BroadcastIndexMathPerPattern) {
   EXPECT_THAT(scalar, HasSubstr("const float a3_v = static_cast<float>(a3[0]);"));
   EXPECT_EQ(r.statements.back(),
             "(_kernel(\"fused_sub_vec\") if _sub_vec else _kernel(\"fused_sub\"))(_grid((_sub_n + 3) // 4 if _sub_vec "
-            "else _sub_n, 256), 256, _sub_a0, row.contiguous(), plane.contiguous(), s.contiguous(), "
+            "else _sub_n, 256, 8), 256, _sub_a0, row.contiguous(), plane.contiguous(), s.contiguous(), "
             "_sub_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_sub_shape[3:4].numel())), _sub_shape[1:].numel(), "
             "nvrtc_runtime.uint64(_divider(_sub_shape[1:].numel())), plane.shape[1:].numel(), _sub_shape[2:4].numel(), "
             "nvrtc_runtime.uint64(_divider(_sub_shape[2:4].numel())), sub, nvrtc_runtime.int64(_sub_n))");
