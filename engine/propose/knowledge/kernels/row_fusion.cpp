@@ -44,6 +44,19 @@ std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& me
   return out;
 }
 
+// The templates' input and output functions (their parameters, bodies, results and call arguments).
+void set_function_values(std::map<std::string, std::string, std::less<>>& values, const ElementwiseProgram& in,
+                         const std::string& in_result, const ElementwiseProgram& out, const std::string& out_result) {
+  values["input_params"] = in.element_parameters();
+  values["input_body"] = join_lines(in.body(), 2);
+  values["input_result"] = in_result;
+  values["input_args"] = in.element_arguments("i");
+  values["output_params"] = out.element_parameters();
+  values["output_body"] = join_lines(out.body(), 2);
+  values["output_result"] = out_result;
+  values["output_args"] = out.element_arguments("i");
+}
+
 // Blocks per SM of the split-statistics kernels and the elements each block takes at least.
 constexpr int kSplitBlocksPerSm = 16;
 
@@ -163,15 +176,8 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   values["segment_threads"] = std::to_string(config.segment_threads);
   values["rows_per_block"] = std::to_string(config.rows_per_block);
   values["functions"] = device_helpers(helpers);
-  values["input_params"] = in_program.element_parameters();
-  values["input_body"] = join_lines(in_program.body(), 2);
-  values["input_result"] = input_result;
-  values["output_params"] = out_program.element_parameters();
-  values["output_body"] = join_lines(out_program.body(), 2);
-  values["output_result"] = output_result;
   values["params"] = params;
-  values["input_args"] = in_program.element_arguments("i");
-  values["output_args"] = out_program.element_arguments("i");
+  set_function_values(values, in_program, input_result, out_program, output_result);
 
   Replacement replacement;
   replacement.recipe = nhwc ? "s3_channels_last_conv_reduction" : op.recipe;
@@ -267,14 +273,7 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
     const int vec = 16 / widest;
     auto split_values = values;
     split_values["vec"] = std::to_string(vec);
-    split_values["input_params"] = in_values.element_parameters();
-    split_values["input_body"] = join_lines(in_values.body(), 2);
-    split_values["input_result"] = in_result;
-    split_values["output_params"] = out_values.element_parameters();
-    split_values["output_body"] = join_lines(out_values.body(), 2);
-    split_values["output_result"] = out_result;
-    split_values["input_args"] = in_values.element_arguments("i");
-    split_values["output_args"] = out_values.element_arguments("i");
+    set_function_values(split_values, in_values, in_result, out_values, out_result);
     std::string loads = in_values.vector_loads("v");
     if (const std::string more = out_values.vector_loads("v"); !more.empty()) loads += (loads.empty() ? "" : "\n    ") + more;
     split_values["vector_loads"] = loads;
