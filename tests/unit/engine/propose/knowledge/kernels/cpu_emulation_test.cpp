@@ -380,6 +380,20 @@ OpGraph conv_min_channels(std::int64_t channels, std::int64_t in_channels = 3) {
   return b.build({"tanh_1"});
 }
 
+// self.conv(x) of an nn.Conv3d with a bias -> GroupNorm(4, 8) -> relu: the channels_last_3d
+// form (memory order N, D, H, W, C) of the split statistics.
+OpGraph conv3d_group_norm() {
+  GraphBuilder b;
+  b.input("x", {2, 3, 5, 6, 7});
+  b.module("conv", "Conv3d", {{"in_channels", 3}, {"out_channels", 8}, {"bias", true}, {"padding_mode", "zeros"}},
+           {{"weight", {8, 3, 3, 3, 3}}, {"bias", {8}}});
+  b.module("gn", "GroupNorm", {{"num_groups", 4}, {"num_channels", 8}, {"eps", 1e-5}}, {{"weight", {8}}, {"bias", {8}}});
+  b.call("conv", "call_module", "conv", "conv3d", {node_arg("x")}, {}, {2, 8, 3, 4, 5}, "float32", "self.conv(x)");
+  b.call("gn", "call_module", "gn", "group_norm", {node_arg("conv")}, {}, {2, 8, 3, 4, 5}, "float32", "self.gn(conv)");
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("gn")}, {}, {2, 8, 3, 4, 5});
+  return b.build({"relu"});
+}
+
 // Group norm whose (sample, group) segments are 32768 long: too long for registers, so the
 // split-statistics kernels (the first variant) with four blocks per segment, or the streaming kernel.
 OpGraph long_group_norm() {
@@ -531,6 +545,13 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   cases.push_back({"conv_min_channels_strided", conv_min_channels(8), {{"tanh_1", conv_min}},
                    {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}, {}, false, 0.0,
                    true});
+  cases.push_back({"conv3d_group_norm_ndhwc", conv3d_group_norm(),
+                   {{"relu", "torch.relu(F.group_norm(F.conv3d(x, self.conv.weight, self.conv.bias), 4, self.gn.weight, "
+                             "self.gn.bias, 1e-5))"}},
+                   {"s3_channels_last_conv_reduction", "s3_row_in_registers", "s3_welford_group_norm"},
+                   {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1, 1), (0, 0, 0), "
+                    "(1, 1, 1), 1",
+                    "self.gn.num_groups = 4"}});
   const std::string long_norm = "torch.relu(F.group_norm(x, 2, self.gn.weight, self.gn.bias, 1e-5))";
   cases.push_back({"long_group_norm_split", long_group_norm(), {{"relu", long_norm}},
                    {"s3_split_welford_norm", "s3_welford_group_norm"}, {"self.gn.num_groups = 2"}});
@@ -607,7 +628,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 53) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 54) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
@@ -647,7 +668,9 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                                                "ok   conv_min_40_channels_nhwc: tanh_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
                                                "ok   conv_min_channels_strided: tanh_1 max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_strided)\nok   long_group_norm_split: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_strided)\nok   conv3d_group_norm_ndhwc: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_ndhwc_finalize, fused_relu_ndhwc_partial, fused_relu_ndhwc_vec, "
+                                               "to_channels_last_float32)\nok   long_group_norm_split: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_finalize, fused_relu_partial, fused_relu_vec)\n"
                                                "ok   long_group_norm_streaming: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));
