@@ -39,12 +39,7 @@ Replacement compose(const graph::OpGraph& graph, const graph::Node& conv, const 
                                                           : substitute_names(conv.code, {{input.name, converted.python}})));
   r.definitions.push_back(converted.definition);
   r.kernels.push_back(converted.transpose);
-  const graph::Node* root = graph.find(group.root);
-  bool keeps = true;
-  for (const auto& user : root->users) {
-    const graph::Node* n = graph.find(user);
-    keeps = keeps && n && layout_agnostic(*n);
-  }
+  const bool keeps = users_layout_agnostic(graph, *graph.find(group.root));
   if (!keeps) r.statements.push_back(group.root + " = " + group.root + ".contiguous()");
   r.recipe = kRecipe;
   r.covered.insert(conv.name);
@@ -62,13 +57,17 @@ std::optional<std::size_t> convolution_rank(const graph::Node& node) {
   return std::nullopt;
 }
 
-bool layout_agnostic(const graph::Node& node) {
+bool users_layout_agnostic(const graph::OpGraph& graph, const graph::Node& node) {
   static const std::set<std::string> kKinds = {
       "conv2d",      "conv3d",   "relu",       "leaky_relu", "gelu",       "sigmoid", "tanh",    "silu",
       "mish",        "hardswish", "hardsigmoid", "hardtanh",  "elu",        "selu",    "softplus", "clamp",
       "add",         "sub",      "mul",        "div",        "neg",        "abs",     "exp",     "batch_norm",
       "max_pool2d",  "avg_pool2d", "max_pool3d", "avg_pool3d", "dropout",   "identity", "output"};
-  return kKinds.count(node.kind) > 0;
+  for (const auto& name : node.users) {
+    const graph::Node* user = graph.find(name);
+    if (!user || !kKinds.count(user->kind)) return false;
+  }
+  return true;
 }
 
 ChannelsLastInput channels_last_input(const graph::OpGraph& graph, const graph::Node& conv,

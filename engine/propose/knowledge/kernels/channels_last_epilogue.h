@@ -33,9 +33,9 @@ MemoryLayout channels_last_layout(std::size_t rank);
 // The rank of the tensors of a convolution cuDNN runs in NHWC (NDHWC): 4 or 5; nothing for other nodes.
 std::optional<std::size_t> convolution_rank(const graph::Node& node);
 
-// Ops whose values do not depend on their input's memory format (and keep
-// it): a result may stay channels_last when only these, or forward's return, read it.
-bool layout_agnostic(const graph::Node& node);
+// Whether `node`'s result may stay channels_last: every user of it gives the
+// same values whatever its input's memory format (and keeps it), or is forward's return.
+bool users_layout_agnostic(const graph::OpGraph& graph, const graph::Node& node);
 
 // A convolution's input converted for it to run in channels_last: the Python
 // expression, and the transpose kernel and module-level helper it calls.

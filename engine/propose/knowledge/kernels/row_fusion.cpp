@@ -330,16 +330,9 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                 std::to_string(kSplitBlocksPerSm) + ")" + per_sample + ")), 256, " +
                 join_arguments({split_arguments, p + "stats", produces, "nvrtc_runtime.int64(" + p + "cols)", p + "channels"}) +
                 ")" + guard);
-    if (channels_last_out) {
-      bool keeps = true;
-      for (const auto& user : result->users) {
-        const graph::Node* n = graph.find(user);
-        keeps = keeps && n && layout_agnostic(*n);
-      }
-      if (!keeps) {
-        t.push_back(produces + " = " + produces + ".contiguous()");
-        split_replacement.description += ", made contiguous after";
-      }
+    if (channels_last_out && !users_layout_agnostic(graph, *result)) {
+      t.push_back(produces + " = " + produces + ".contiguous()");
+      split_replacement.description += ", made contiguous after";
     }
     variants.push_back(std::move(split_replacement));
     if (nhwc) return variants;
