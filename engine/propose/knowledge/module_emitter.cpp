@@ -109,6 +109,21 @@ def _divider(d):
         _DIVIDERS[d] = (shift << 32) | (((1 << 32) * ((1 << shift) - d)) // d + 1) if d else 0
     return _DIVIDERS[d])py";
 
+// Emitted when a launch broadcasts its inputs' shapes (launch_statements.h).
+const char* const kBroadcastHelper = R"py(
+
+
+_BROADCASTS = {}
+
+
+def _broadcast_shapes(*shapes):
+    """torch.broadcast_shapes(*shapes), computed once per combination of shapes:
+    torch's goes through its symbolic-shape code, tens of microseconds of CPU a
+    call, which a kernel of a fraction of a millisecond no longer hides."""
+    if shapes not in _BROADCASTS:
+        _BROADCASTS[shapes] = torch.broadcast_shapes(*shapes)
+    return _BROADCASTS[shapes])py";
+
 const char* const kCudaGraphHelpers = R"(def _hiera_graph_key(module, inputs):
     """What a captured graph depends on: every input's shape, dtype, stride and
     device, the module's mode, and where its parameters and buffers live."""
@@ -407,9 +422,12 @@ class Emitter {
         compilers += "    " + python_string(name) + ": lambda: nvrtc_runtime.compile(" + constant + ", " +
                      python_string(name) + ", options=[" + join(quoted, ", ") + "]),\n";
       }
-      const bool divides = std::any_of(body.begin(), body.end(),
-                                       [](const std::string& line) { return line.find("_divider(") != std::string::npos; });
-      blocks.push_back(sources + compilers + "}\n" + kKernelHelpers + (divides ? kDividerHelper : ""));
+      const auto uses = [&body](const char* helper) {
+        return std::any_of(body.begin(), body.end(),
+                           [helper](const std::string& line) { return line.find(helper) != std::string::npos; });
+      };
+      blocks.push_back(sources + compilers + "}\n" + kKernelHelpers + (uses("_divider(") ? kDividerHelper : "") +
+                       (uses("_broadcast_shapes(") ? kBroadcastHelper : ""));
     }
     if (cuda_graph_) blocks.push_back(kCudaGraphHelpers);
 
@@ -473,5 +491,7 @@ EmittedModule emit_module(const graph::OpGraph& graph, const std::string& refere
 }
 
 std::string divider_helper() { return kDividerHelper; }
+
+std::string broadcast_helper() { return kBroadcastHelper; }
 
 }  // namespace hiera::engine::propose::knowledge_proposer

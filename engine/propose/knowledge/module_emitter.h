@@ -31,6 +31,10 @@ EmittedModule emit_module(const graph::OpGraph& graph, const std::string& refere
 // without a module.
 std::string divider_helper();
 
+// The Python of `_broadcast_shapes`, defined when a launch broadcasts its
+// inputs' shapes; for the same harnesses.
+std::string broadcast_helper();
+
 // The comment line that starts the generated block.
 inline constexpr const char* kGeneratedMarker =
     "# ---- hiera knowledge proposer: everything below is generated from the captured graph ----";

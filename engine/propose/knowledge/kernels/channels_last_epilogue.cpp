@@ -21,10 +21,11 @@ constexpr const char* kToChannelsLast = R"(def _hiera_channels_last(x, kernel, m
     """x.contiguous(memory_format=memory_format); a contiguous x is transposed
     [N, C, spatial] -> [N, spatial, C] by `kernel` (32 x 32 shared-memory tiles)."""
     if (not x.is_contiguous() or x.is_contiguous(memory_format=memory_format) or x.numel() == 0
-            or x.shape[0] > 65535 or x[0].numel() >= 2**31):
+            or x.shape[0] > 65535 or x.numel() // x.shape[0] >= 2**31):
         return x.contiguous(memory_format=memory_format)
     out = torch.empty_like(x, memory_format=memory_format)
-    channels, spatial = x.shape[1], x[0, 0].numel()
+    channels = x.shape[1]
+    spatial = x.numel() // (x.shape[0] * channels)  # sizes, not x[0, 0]: a view costs microseconds a call
     _kernel(kernel)(((spatial + 31) // 32, (channels + 31) // 32, x.shape[0]), (32, 8), x, out, channels, spatial)
     return out)";
 

@@ -37,7 +37,7 @@ std::string op_list(const graph::OpGraph& graph, const std::set<std::string>& me
 
 Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
                                    const KernelRewriteOptions& options, const MemoryLayout& layout,
-                                   const LeafBias* bias) {
+                                   const LeafBias* bias, bool float_intermediates) {
   if (!options.knowledge) throw std::invalid_argument("find_kernel_rewrites needs options.knowledge for its templates");
   const graph::Node* root = graph.find(group.root);
   if (!root || !root->meta) throw Unsupported(group.root + " has no tensor result");
@@ -45,7 +45,7 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   if (!out_type) throw Unsupported(group.root + " is " + root->meta->dtype);
 
   const std::string prefix = "_" + group.root + "_";
-  const std::string kernel = "fused_" + group.root + layout.kernel_suffix;
+  const std::string kernel = "fused_" + group.root + layout.kernel_suffix + (float_intermediates ? "_f32" : "");
   const bool reordered = !layout.format.empty();
   if (reordered && layout.order.size() != root->meta->shape.size())
     throw Unsupported(group.root + " has " + std::to_string(root->meta->shape.size()) + " dimensions, " + layout.format +
@@ -58,6 +58,7 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   program_options.index64 = root->meta->elements() >= kIndex64From;
   program_options.full_size_by_value = true;
   program_options.rotations = true;
+  program_options.round_intermediates = !float_intermediates;
   std::set<std::string> members = group.members;
   if (bias) members.insert(bias->node);
   // The scalar kernel's program, and (below) the vector kernel's with its lane packs.
@@ -71,6 +72,8 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   };
   auto [scalar_program, result] = build(0);
   ElementwiseProgram& program = *scalar_program;
+  if (float_intermediates && program.unrounded() < 2)
+    throw Unsupported(group.root + ": no half or bfloat16 intermediate to keep in float");
 
   // Pack width: 16 bytes of the widest element among the full-size operands and the output.
   int widest = out_type->bytes;
@@ -144,7 +147,10 @@ Replacement fuse_elementwise_group(const graph::OpGraph& graph, const Elementwis
   replacement.produces = group.root;
   replacement.description = op_list(graph, replacement.covered) + " fused into one elementwise kernel" +
                             (reordered ? " on " + layout.format.substr(6) + " memory" : "") + " (" +
-                            std::to_string(vec * widest) + "-byte vector loads when aligned)";
+                            std::to_string(vec * widest) + "-byte vector loads when aligned" +
+                            (float_intermediates ? "; intermediates in float, rounded once when stored" : "") + ")";
+  // Within the dtype's rounding of eager, not equal to it: the proposer also offers the rounding kernel.
+  replacement.risky = float_intermediates;
   auto vector_values = values;
   vector_values["kernel_name"] = kernel + "_vec";
   vector_values["functions"] = device_helpers(vector_program.helpers());
@@ -210,7 +216,13 @@ std::vector<Replacement> find_elementwise_fusions(const graph::OpGraph& graph, c
   for (const auto& group : elementwise_groups(graph, covered)) {
     if (group.computing_ops < options.min_elementwise_ops) continue;
     try {
-      out.push_back(fuse_elementwise_group(graph, group, options));
+      Replacement exact = fuse_elementwise_group(graph, group, options);
+      try {
+        out.push_back(fuse_elementwise_group(graph, group, options, {}, nullptr, true));
+      } catch (const Unsupported&) {
+        // Nothing of half or bfloat16 precision in between: the one kernel is both variants.
+      }
+      out.push_back(std::move(exact));
     } catch (const Unsupported& e) {
       skipped.push_back({group.root, e.what()});
     }

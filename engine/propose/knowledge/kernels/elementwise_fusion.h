@@ -44,12 +44,18 @@ struct LeafBias {
 // to it (.contiguous(memory_format=...), free when they already are), and the
 // output is allocated in it.
 // With a bias, its node's value is read as node + bias (rounded as eager rounds it).
+// With float_intermediates, half/bfloat16 intermediates stay in float and only
+// what is stored is rounded (ProgramOptions::round_intermediates off): the
+// kernel is named fused_<root>_f32 and the replacement is risky; Unsupported
+// when no intermediate would differ (the variant would be the same kernel).
 Replacement fuse_elementwise_group(const graph::OpGraph& graph, const ElementwiseGroup& group,
                                    const KernelRewriteOptions& options, const MemoryLayout& layout = {},
-                                   const LeafBias* bias = nullptr);
+                                   const LeafBias* bias = nullptr, bool float_intermediates = false);
 
 // Every group not touching `covered` with at least options.min_elementwise_ops
-// computing ops; the others that were tried land in `skipped`.
+// computing ops; the others that were tried land in `skipped`. A half or
+// bfloat16 chain comes as two variants: float intermediates first (risky, as
+// torch.compile computes it), then eager's rounding after every op.
 std::vector<Replacement> find_elementwise_fusions(const graph::OpGraph& graph, const std::set<std::string>& covered,
                                                   const KernelRewriteOptions& options,
                                                   std::vector<SkippedRewrite>& skipped);

@@ -96,7 +96,9 @@ std::string ElementwiseProgram::value(const std::string& name) {
   }
   // torch stores every intermediate of a half or bfloat16 graph in that type:
   // rounded here too, the kernel reproduces eager's values, not just its formulas.
-  if (!boolean && node->meta && (node->meta->dtype == "float16" || node->meta->dtype == "bfloat16")) {
+  const bool reduced = !boolean && node->meta && (node->meta->dtype == "float16" || node->meta->dtype == "bfloat16");
+  if (reduced && !options_.round_intermediates) ++unrounded_;
+  if (reduced && options_.round_intermediates) {
     const std::string round = node->meta->dtype == "float16" ? "hiera_round_half" : "hiera_round_bfloat16";
     helpers_.insert(round);
     cast_dtypes_.insert(node->meta->dtype);

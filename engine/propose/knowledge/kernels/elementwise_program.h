@@ -81,6 +81,11 @@ struct ProgramOptions {
   // loads them as one pack instead of VEC scalar loads and index computations.
   // The launch must check size % VEC == 0 and the leaf's alignment (lane_packed()).
   int lane_packs = 0;
+  // Round every half/bfloat16 intermediate as eager stores it (true), or keep
+  // intermediates in float and round only what is stored, as torch.compile's
+  // kernels do: fewer instructions, and values within the dtype's rounding of
+  // eager's rather than equal to them.
+  bool round_intermediates = true;
 };
 
 class ElementwiseProgram {
@@ -113,6 +118,10 @@ class ElementwiseProgram {
   std::vector<std::string> helpers() const { return {helpers_.begin(), helpers_.end()}; }
   std::vector<std::string> dtypes() const;  // of every leaf and cast
   const ProgramOptions& options() const { return options_; }
+  // With round_intermediates off: how many computed values stayed in float
+  // that eager rounds. The stored result is rounded anyway, so the kernel
+  // differs from the rounding one only when this is 2 or more.
+  int unrounded() const { return unrounded_; }
   std::string index_type() const { return options_.index64 ? "long long" : "int"; }
 
   // The element function's parameters after `index_t i` (each starting with ", "),
@@ -125,7 +134,7 @@ class ElementwiseProgram {
   std::string vector_loads(const std::string& vector_index) const;      // one 16-byte (or narrower) pack per full-size leaf
   // The broadcast leaves vector_loads() reads as packs, with the Python of their size.
   std::vector<std::pair<const Leaf*, std::string>> lane_packed() const;
-  // Python: the node leaves' shapes, for torch.broadcast_shapes.
+  // Python: the node leaves' shapes, for _broadcast_shapes (torch.broadcast_shapes, cached).
   std::vector<std::string> node_leaf_shapes() const;
 
   // Nodes outside the members that the program computes itself instead of
@@ -168,6 +177,7 @@ class ElementwiseProgram {
   std::vector<Leaf> leaves_;
   std::vector<SizeParameter> sizes_;              // in order of first use; parameters after every leaf
   std::set<std::string> helpers_;
+  int unrounded_ = 0;
   std::set<std::string> cast_dtypes_;
   std::set<std::string> absorbed_;
   std::vector<std::string> checks_;

@@ -53,7 +53,7 @@ std::string broadcast_shape(const ElementwiseProgram& program, const std::vector
   for (const auto& shape : program.node_leaf_shapes())
     if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
   if (shapes.size() == 1) return shapes.front();
-  if (!shapes.empty()) return "torch.broadcast_shapes(" + join_arguments(shapes) + ")";
+  if (!shapes.empty()) return "_broadcast_shapes(" + join_arguments(shapes) + ")";
   std::vector<std::string> dims;
   for (auto d : captured) dims.push_back(std::to_string(d));
   return "torch.Size([" + join_arguments(dims) + "])";

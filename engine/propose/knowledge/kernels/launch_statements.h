@@ -23,7 +23,7 @@ std::string output_dtype(const std::vector<const ElementwiseProgram*>& programs,
 // The device expression for outputs: the first node leaf's `.device`.
 std::string output_device(const std::vector<const ElementwiseProgram*>& programs);
 
-// torch.broadcast_shapes(...) of the node leaves (or the one leaf's .shape),
+// _broadcast_shapes(...) (torch.broadcast_shapes, cached per shapes) of the node leaves (or the one leaf's .shape),
 // falling back to the captured shape as a torch.Size literal.
 std::string broadcast_shape(const ElementwiseProgram& program, const std::vector<std::int64_t>& captured);
 

@@ -536,6 +536,7 @@ SHIM_CODE = r'''# --- nvrtc_runtime, standalone --------------------------------
 # int32, a float a float32, and rt.int64(v), rt.float64(v), ... the C type they name.
 import ctypes as _nvrtc_ctypes
 import hashlib as _nvrtc_hashlib
+import struct as _nvrtc_struct
 
 import torch as _nvrtc_torch
 
@@ -666,53 +667,92 @@ class _NvrtcRuntime(object):
     class TorchNvrtcKernel(object):
         # A kernel compiled by torch's NVRTC, launched through the driver torch loaded,
         # each argument in the C type nvrtc_runtime gives it.
-        CTYPES = {3: _nvrtc_ctypes.c_int32, 4: _nvrtc_ctypes.c_int64, 5: _nvrtc_ctypes.c_uint32,
-                  6: _nvrtc_ctypes.c_uint64, 7: _nvrtc_ctypes.c_float, 8: _nvrtc_ctypes.c_double,
-                  9: _nvrtc_ctypes.c_bool, 2: _nvrtc_ctypes.c_void_p}
+        # A launch's parameters in one buffer: the void*[], then an 8-byte slot per argument,
+        # written by one struct.pack_into (a ctypes object per argument cost 30 to 50 microseconds
+        # of CPU a launch). The layout is made once per argument types; the buffer is the launch's
+        # own, since the driver reads it with the GIL released.
+        SLOTS = {0: "Q", 1: "Q", 2: "Q", 3: "i4x", 4: "q", 5: "I4x", 6: "Q", 7: "f4x", 8: "d", 9: "?7x"}
+        AS_IS, TENSOR, SCALAR, NULL, RAW = range(5)
 
         def __init__(self, name, function, device_index):
             self.name = name
             self.device_index = device_index
             self._function = function
             self._shared_limit = 48 * 1024
+            self._layouts = {}
+
+        def _layout(self, args):
+            rt = _NvrtcRuntime
+            kinds = rt.Kernel.pack(args)[0]  # refuses what cannot be passed, with the argument's index
+            arity = self.arity(self.driver())
+            if arity is not None and arity != len(args):
+                raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
+            readers = []
+            for arg, kind in zip(args, kinds):
+                if kind == rt.TENSOR:
+                    readers.append(self.TENSOR)
+                elif kind == rt.NULL_POINTER:
+                    readers.append(self.NULL)
+                elif isinstance(arg, rt._Scalar):
+                    readers.append(self.SCALAR)
+                elif isinstance(arg, (bool, int, float)):
+                    readers.append(self.AS_IS)
+                else:  # ctypes values, __cuda_array_interface__: as pack reads them
+                    readers.append(self.RAW)
+            n = len(kinds)
+            fmt = "<" + "Q" * n + "".join(self.SLOTS[k] for k in kinds)
+            return tuple(readers), fmt, max(1, 2 * n), tuple(8 * (n + i) for i in range(n))
 
         def __call__(self, grid, block, *args, **kwargs):
             rt = _NvrtcRuntime
-            shared_mem = int(kwargs.pop("shared_mem", 0))
-            stream = kwargs.pop("stream", None)
+            shared_mem = int(kwargs.pop("shared_mem", 0)) if kwargs else 0
+            stream = kwargs.pop("stream", None) if kwargs else None
             if kwargs:
                 raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
-            dims = rt.Kernel.dims(grid, "grid") + rt.Kernel.dims(block, "block")
-            kinds, tensors, ints, floats = rt.Kernel.pack(args)
-            tensors, ints, floats = iter(tensors), iter(ints), iter(floats)
-            holders = []
-            for kind in kinds:
-                if kind == rt.TENSOR:
-                    holders.append(_nvrtc_ctypes.c_void_p(next(tensors).data_ptr()))
-                elif kind == rt.NULL_POINTER:
-                    holders.append(_nvrtc_ctypes.c_void_p(None))
-                elif kind in (rt.FLOAT32, rt.FLOAT64):
-                    holders.append(self.CTYPES[kind](next(floats)))
+            g = (grid, 1, 1) if type(grid) is int and grid > 0 else rt.Kernel.dims(grid, "grid")
+            b = (block, 1, 1) if type(block) is int and block > 0 else rt.Kernel.dims(block, "block")
+            key = tuple(map(type, args))
+            layout = self._layouts.get(key)
+            if layout is None:
+                layout = self._layouts[key] = self._layout(args)
+            readers, fmt, words, offsets = layout
+            values = []
+            for reader, arg in zip(readers, args):
+                if reader == 0:
+                    values.append(arg)
+                elif reader == 1:
+                    if not arg.is_cuda:
+                        raise TypeError("argument %d is a tensor on %s; kernels take CUDA tensors (move it with "
+                                        ".cuda())" % (len(values), arg.device))
+                    values.append(arg.data_ptr())
+                elif reader == 2:
+                    values.append(0 if arg.value is None else arg.value)
+                elif reader == 3:
+                    values.append(0)
                 else:
-                    value = next(ints)
-                    if kind in (rt.UINT32, rt.UINT64, rt.POINTER) and value < 0:
-                        value += 1 << 64
-                    holders.append(self.CTYPES[kind](value))
-            lib = self.driver()
-            arity = self.arity(lib)
-            if arity is not None and arity != len(args):
-                raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
-            params = (_nvrtc_ctypes.c_void_p * max(1, len(holders)))()
-            for i, h in enumerate(holders):
-                params[i] = _nvrtc_ctypes.addressof(h)
+                    ints = rt.Kernel.pack([arg])[2]
+                    values.append(ints[0] % (1 << 64))
+            params = (_nvrtc_ctypes.c_uint64 * words)()
+            base = _nvrtc_ctypes.addressof(params)
+            try:
+                _nvrtc_struct.pack_into(fmt, params, 0, *[base + o for o in offsets], *values)
+            except _nvrtc_struct.error:
+                rt.Kernel.pack(args)  # an int outside its C type: refused with pack's message
+                raise
             if shared_mem > self._shared_limit:  # over 48 KiB of dynamic shared memory is opted into
-                self._check(lib.cuFuncSetAttribute(self._function, 8, shared_mem), "cuFuncSetAttribute")
+                self._check(self.driver().cuFuncSetAttribute(self._function, 8, shared_mem), "cuFuncSetAttribute")
                 self._shared_limit = shared_mem
-            handle = (_nvrtc_torch.cuda.current_stream(self.device_index).cuda_stream if stream is None else
+            handle = (self._raw_stream(self.device_index) if stream is None else
                       stream if isinstance(stream, int) else stream.cuda_stream)
-            self._check(self._DRIVER["launch"](self._function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
-                                           shared_mem, _nvrtc_ctypes.c_void_p(handle), params, None),
-                        "cuLaunchKernel(%s, grid=%s, block=%s)" % (self.name, dims[:3], dims[3:]))
+            result = self._DRIVER["launch"](self._function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem, handle,
+                                            base, None)
+            if result != 0:
+                self._check(result, "cuLaunchKernel(%s, grid=%s, block=%s)" % (self.name, g, b))
+
+        @staticmethod
+        def _raw_stream(device_index):
+            raw = getattr(_nvrtc_torch._C, "_cuda_getCurrentRawStream", None)  # one C call where torch has it
+            return raw(device_index) if raw is not None else _nvrtc_torch.cuda.current_stream(device_index).cuda_stream
 
         # Looked up once per getter: torch opens the driver library anew on each
         # call and cuLaunchKernel is then resolved again, tens of microseconds a
@@ -724,7 +764,15 @@ class _NvrtcRuntime(object):
             getter = _nvrtc_torch.cuda._utils._get_gpu_runtime_library
             if cls._DRIVER.get("getter") is not getter:
                 lib = getter()
-                cls._DRIVER.update(getter=getter, lib=lib, launch=lib.cuLaunchKernel)
+                launch = lib.cuLaunchKernel
+                if isinstance(launch, _nvrtc_ctypes._CFuncPtr):
+                    # A prototype of our own (torch's function object keeps the argtypes torch gave it):
+                    # ints convert in C, with no ctypes object made per argument.
+                    c = _nvrtc_ctypes
+                    prototype = c.CFUNCTYPE(c.c_int, c.c_void_p, c.c_uint, c.c_uint, c.c_uint, c.c_uint, c.c_uint,
+                                            c.c_uint, c.c_uint, c.c_void_p, c.c_void_p, c.c_void_p)
+                    launch = prototype(c.cast(launch, c.c_void_p).value)
+                cls._DRIVER.update(getter=getter, lib=lib, launch=launch)
             return cls._DRIVER["lib"]
 
         def arity(self, lib):

@@ -514,9 +514,9 @@ class TorchNvrtcShimTest(unittest.TestCase):
 
         class Driver(object):
             def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-                n = len(params)
-                slots = [ctypes.string_at(params[i], 8) for i in range(n)]
-                launches.append((func.value, (gx, gy, gz, bx, by, bz), shared, stream.value, slots))
+                # params: the address of the void*[], one pointer per argument (7 here).
+                slots = [ctypes.string_at(ctypes.c_void_p.from_address(params + 8 * i).value, 8) for i in range(7)]
+                launches.append((func.value, (gx, gy, gz, bx, by, bz), shared, stream, slots))
                 return 0
 
             def cuFuncGetParamInfo(self, func, index, offset, size):
@@ -535,6 +535,8 @@ class TorchNvrtcShimTest(unittest.TestCase):
         self.patches = [mock.patch.object(torch.cuda, "is_available", lambda: True),
                         mock.patch.object(torch.cuda, "current_device", lambda: 0),
                         mock.patch.object(torch.cuda, "current_stream", lambda *a: stream),
+                        mock.patch.object(torch._C, "_cuda_getCurrentRawStream", lambda *a: stream.cuda_stream,
+                                          create=True),
                         mock.patch.object(torch.cuda, "_utils", utils, create=True)]
         for p in self.patches:
             p.start()

@@ -86,6 +86,83 @@ class PackingTest(unittest.TestCase):
             rt._dims((1, 1, 1, 1), "block")
 
 
+class ParameterBlockTest(unittest.TestCase):
+    """The buffer a launch hands the driver: the void*[] and, after it, each argument's C value at the start of
+    its 8-byte slot, read back through the void*[] as cuLaunchKernel reads it."""
+
+    def params(self, buffer, n):
+        return [ctypes.c_void_p.from_address(ctypes.addressof(buffer) + 8 * i).value for i in range(n)]
+
+    def test_every_kind_lands_in_its_slot(self):
+        class Fake(object):
+            __cuda_array_interface__ = {"data": (0xABC0, False), "shape": (4,), "typestr": "<f4", "version": 3}
+        args = [3, -2.5, True, None, rt.int64(-(1 << 40)), rt.uint64((1 << 64) - 1), rt.float64(0.1),
+                rt.uint32(7), rt.pointer(None), ctypes.c_short(-3), Fake()]
+        buffer = rt._block_for({}, args).fill(args)
+        params = self.params(buffer, len(args))
+        self.assertEqual(params[0], ctypes.addressof(buffer) + 8 * len(args))  # the slots follow the pointers
+        self.assertEqual(ctypes.c_int32.from_address(params[0]).value, 3)
+        self.assertEqual(ctypes.c_float.from_address(params[1]).value, -2.5)
+        self.assertTrue(ctypes.c_bool.from_address(params[2]).value)
+        self.assertIsNone(ctypes.c_void_p.from_address(params[3]).value)
+        self.assertEqual(ctypes.c_int64.from_address(params[4]).value, -(1 << 40))
+        self.assertEqual(ctypes.c_uint64.from_address(params[5]).value, (1 << 64) - 1)
+        self.assertEqual(ctypes.c_double.from_address(params[6]).value, 0.1)
+        self.assertEqual(ctypes.c_uint32.from_address(params[7]).value, 7)
+        self.assertIsNone(ctypes.c_void_p.from_address(params[8]).value)
+        self.assertEqual(ctypes.c_short.from_address(params[9]).value, -3)
+        self.assertEqual(ctypes.c_void_p.from_address(params[10]).value, 0xABC0)
+
+    def test_same_bytes_as_pack_args(self):
+        args = [11, 0.75, rt.int64(1 << 35), rt.uint32(9)]
+        holders, expected = rt.pack_args(args)
+        buffer = rt._block_for({}, args).fill(args)
+        params = self.params(buffer, len(args))
+        for i, h in enumerate(holders):
+            size = ctypes.sizeof(h)
+            self.assertEqual(ctypes.string_at(params[i], size), ctypes.string_at(expected[i], size), i)
+
+    def test_one_layout_per_argument_types_and_a_buffer_per_launch(self):
+        blocks = {}
+        first = rt._block_for(blocks, [1, 2.0])
+        self.assertIs(rt._block_for(blocks, [5, 6.0]), first)
+        a, b = first.fill([1, 2.0]), first.fill([5, 6.0])
+        self.assertNotEqual(ctypes.addressof(a), ctypes.addressof(b))  # a launch in flight keeps its own
+        self.assertEqual(ctypes.c_int32.from_address(self.params(a, 2)[0]).value, 1)
+        self.assertEqual(ctypes.c_float.from_address(self.params(b, 2)[1]).value, 6.0)
+        self.assertIsNot(rt._block_for(blocks, [rt.int64(1), 2.0]), first)
+        self.assertEqual(len(blocks), 2)
+
+    def test_refusals_match_pack_arg(self):
+        with self.assertRaises(OverflowError) as e:
+            rt._block_for({}, [1]).fill([1 << 31])
+        self.assertIn("argument 0", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            rt._block_for({}, [1, torch.zeros(3)])
+        self.assertIn("CUDA tensors", str(e.exception))
+        self.assertIn("argument 1", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            rt._block_for({}, ["text"])
+        self.assertIn("str", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            rt._block_for({}, [ctypes.c_longdouble(1.0)])
+        self.assertIn("over 8 bytes", str(e.exception))
+
+    def test_a_cpu_tensor_of_a_known_layout_is_still_refused(self):
+        # The layout of tensor arguments exists (as after a launch with CUDA tensors); a CPU one is refused.
+        block = rt._Block([torch.zeros(2)])
+        self.assertEqual(block.readers, (rt._TENSOR,))
+        with self.assertRaises(TypeError) as e:
+            block.fill([torch.zeros(2)])
+        self.assertIn("CUDA tensors", str(e.exception))
+
+    def test_fast_dims(self):
+        self.assertEqual(rt._fast_dims(4, "grid"), (4, 1, 1))
+        self.assertEqual(rt._fast_dims((2, 3), "grid"), (2, 3, 1))
+        with self.assertRaises(ValueError):
+            rt._fast_dims(0, "grid")
+
+
 class LibrarySearchTest(unittest.TestCase):
     def setUp(self):
         self.saved = (rt._nvrtc, rt._nvrtc_path)

@@ -75,7 +75,7 @@ TEST(ChannelsLastEpilogue, ConvAndEpilogueOnNhwcMemory) {
   // 16 channels: the vector kernel reads the bias as one pack per 4 lanes (lane packs).
   EXPECT_THAT(r.statements,
               ElementsAre("conv = self.conv(_hiera_channels_last(x, \"to_channels_last_float32\", torch.channels_last))",
-                          "_mul_shape = torch.broadcast_shapes(conv.shape, bias.shape)",
+                          "_mul_shape = _broadcast_shapes(conv.shape, bias.shape)",
                           "_mul_memory_shape = torch.Size([_mul_shape[d] for d in (0, 2, 3, 1)])",
                           "assert conv.dtype == torch.float32 and bias.dtype == torch.float32, "
                           "\"kernel fused_mul_nhwc expects float32 conv, float32 bias\"",

@@ -57,6 +57,8 @@ struct Case {
   bool last_variant = false;
   // Or the one at this position among them, when last_variant is false.
   std::size_t nth_variant = 0;
+  // rtol = atol for the comparison with torch; 0: 1e-4 and 1e-5 (float32 kernels).
+  double tolerance = 0.0;
 };
 
 json case_json(const Case& c) {
@@ -90,7 +92,8 @@ json case_json(const Case& c) {
   for (const auto& [path, info] : c.graph.buffers) module_tensors[path] = info.shape;
   return {{"name", c.name},         {"inputs", inputs},           {"module_tensors", module_tensors},
           {"setup", c.setup},       {"misaligned", c.misaligned}, {"reference", c.reference},
-          {"gpu_only", c.gpu_only}, {"bound_bytes", c.bound_bytes}, {"replacements", replacements}};
+          {"gpu_only", c.gpu_only}, {"bound_bytes", c.bound_bytes}, {"replacements", replacements},
+          {"tolerance", c.tolerance}};
 }
 
 OpGraph bias_leaky_scale(Shape shape = {3, 5, 7, 7}) {
@@ -409,15 +412,15 @@ OpGraph long_group_norm() {
 // read as one pack per 4 lanes when the row length is a multiple of 4, per element otherwise
 // (column_bias_packed runs the lane-pack kernel on rows of 24, column_bias_odd_length the
 // per-element vector kernel on rows of 26).
-OpGraph column_bias_chain(std::int64_t cols) {
+OpGraph column_bias_chain(std::int64_t cols, const std::string& dtype = "float32") {
   GraphBuilder b;
-  b.input("x", {5, cols});
-  b.parameter("bias", "bias", {cols});
-  b.call("silu", "call_function", "torch.nn.functional.silu", "silu", {node_arg("x")}, {}, {5, cols});
-  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("silu"), number_arg(1.7)}, {}, {5, cols});
+  b.input("x", {5, cols}, dtype);
+  b.parameter("bias", "bias", {cols}, dtype);
+  b.call("silu", "call_function", "torch.nn.functional.silu", "silu", {node_arg("x")}, {}, {5, cols}, dtype);
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("silu"), number_arg(1.7)}, {}, {5, cols}, dtype);
   b.call("clamp", "call_function", "torch.clamp", "clamp", {node_arg("mul")},
-         {{"min", number_arg(-4.0)}, {"max", number_arg(4.0)}}, {5, cols});
-  b.call("add", "call_function", "operator.add", "add", {node_arg("clamp"), node_arg("bias")}, {}, {5, cols});
+         {{"min", number_arg(-4.0)}, {"max", number_arg(4.0)}}, {5, cols}, dtype);
+  b.call("add", "call_function", "operator.add", "add", {node_arg("clamp"), node_arg("bias")}, {}, {5, cols}, dtype);
   return b.build({"add"});
 }
 
@@ -560,6 +563,13 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   const std::string column_bias = "torch.clamp(F.silu(x) * 1.7, min=-4.0, max=4.0) + bias";
   cases.push_back({"column_bias_packed", column_bias_chain(24), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
   cases.push_back({"column_bias_odd_length", column_bias_chain(26), {{"add", column_bias}}, {"s3_elementwise_fusion"}});
+  // fusion/25 in bfloat16: float intermediates (the first variant) and eager's rounding (the last), both
+  // within bfloat16's rounding of eager's result.
+  const std::vector<std::string> bf16_inputs = {"x = x.bfloat16()", "bias = (bias * 0.1).bfloat16()"};
+  cases.push_back({"column_bias_bf16_float", column_bias_chain(24, "bfloat16"), {{"add", column_bias}},
+                   {"s3_elementwise_fusion", "s3_elementwise_fusion"}, bf16_inputs, {}, false, 0.0, false, 0, 1e-2});
+  cases.push_back({"column_bias_bf16_rounded", column_bias_chain(24, "bfloat16"), {{"add", column_bias}},
+                   {"s3_elementwise_fusion", "s3_elementwise_fusion"}, bf16_inputs, {}, false, 0.0, true, 0, 1e-2});
   // RMSNorm's rows in registers (a block of 64 threads holds 1100), then a module called on rows of
   // another length (900): the kernel's any-length entry point.
   const std::string rms = "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))";
@@ -596,8 +606,8 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {{"mul_1", "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))"}}, {"s3_row_in_registers"}, {}, {},
        true, 2 * 4.0 * 65536 * 4096},
   };
-  // The emitted module's _divider, which the launch statements call.
-  json all = {{"cases", json::array()}, {"helpers", divider_helper()}};
+  // The emitted module's _divider and _broadcast_shapes, which the launch statements call.
+  json all = {{"cases", json::array()}, {"helpers", divider_helper() + broadcast_helper()}};
   for (const auto& c : cases) all["cases"].push_back(case_json(c));
   for (auto& c : all["cases"]) {
     if (c["name"] != "rms_norm_other_length") continue;
@@ -628,7 +638,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 54) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 56) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
@@ -675,6 +685,8 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                                                "ok   long_group_norm_streaming: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   column_bias_odd_length: add max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   column_bias_bf16_float: add max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_f32_vec)\nok   column_bias_bf16_rounded: add max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_add_vec)\nok   rms_norm"));
 }
 

@@ -24,6 +24,7 @@ using hiera::testing::slice_arg;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
@@ -41,10 +42,15 @@ OpGraph conv_bias_leaky_scale(const std::string& dtype = "float32") {
   return b.build({"mul"});
 }
 
-Replacement only_fusion(const OpGraph& graph, const KernelRewriteOptions& o = options()) {
+std::vector<Replacement> fusions(const OpGraph& graph, const KernelRewriteOptions& o = options()) {
   std::vector<SkippedRewrite> skipped;
   auto replacements = find_elementwise_fusions(graph, {}, o, skipped);
   for (const auto& s : skipped) ADD_FAILURE() << s.node << ": " << s.reason;
+  return replacements;
+}
+
+Replacement only_fusion(const OpGraph& graph, const KernelRewriteOptions& o = options()) {
+  auto replacements = fusions(graph, o);
   if (replacements.size() != 1) throw std::runtime_error(std::to_string(replacements.size()) + " replacements");
   return replacements[0];
 }
@@ -63,7 +69,7 @@ TEST(ElementwiseFusion, ConvBiasActivationScaleIsOneKernel) {
   EXPECT_THAT(r.covered, ElementsAre("add", "leaky_relu", "mul"));
   EXPECT_EQ(r.description, "add + leaky_relu + mul fused into one elementwise kernel (16-byte vector loads when aligned)");
   EXPECT_THAT(r.statements,
-              ElementsAre("_mul_shape = torch.broadcast_shapes(conv.shape, bias.shape)",
+              ElementsAre("_mul_shape = _broadcast_shapes(conv.shape, bias.shape)",
                           "assert conv.dtype == torch.float32 and bias.dtype == torch.float32, "
                           "\"kernel fused_mul expects float32 conv, float32 bias\"",
                           "mul = torch.empty(_mul_shape, dtype=conv.dtype, device=conv.device)",
@@ -102,9 +108,14 @@ TEST(ElementwiseFusion, ConvBiasActivationScaleIsOneKernel) {
 }
 
 // Each intermediate is rounded to half as eager stores it; the conversions
-// torch's kernel builds turn off are turned back on before the header.
+// torch's kernel builds turn off are turned back on before the header. That
+// kernel is the second variant, after the one that keeps them in float.
 TEST(ElementwiseFusion, HalfPrecisionPacksEightElementsAndRoundsEachIntermediateAsEager) {
-  const Replacement r = only_fusion(conv_bias_leaky_scale("float16"));
+  const auto variants = fusions(conv_bias_leaky_scale("float16"));
+  ASSERT_EQ(variants.size(), 2u);
+  const Replacement& r = variants[1];
+  EXPECT_FALSE(r.risky);
+  EXPECT_EQ(r.kernels[0].name, "fused_mul_vec");
   const std::string& vec = source_of(r, "fused_mul_vec");
   EXPECT_THAT(vec, HasSubstr("#undef __CUDA_NO_HALF_CONVERSIONS__\n#undef __CUDA_NO_HALF_OPERATORS__\n"
                              "#undef __CUDA_NO_BFLOAT16_CONVERSIONS__\n#undef __CUDA_NO_BFLOAT16_OPERATORS__\n"
@@ -121,6 +132,38 @@ TEST(ElementwiseFusion, HalfPrecisionPacksEightElementsAndRoundsEachIntermediate
   hiera::testing::expect_kernels_compile(r);
 }
 
+// The first variant computes as torch.compile does: float intermediates, one
+// rounding when the result is stored (static_cast<out_t>). Risky, so the
+// proposer also offers the rounding kernel.
+TEST(ElementwiseFusion, HalfPrecisionChainAlsoComesWithFloatIntermediates) {
+  const auto variants = fusions(conv_bias_leaky_scale("float16"));
+  ASSERT_EQ(variants.size(), 2u);
+  const Replacement& r = variants[0];
+  EXPECT_TRUE(r.risky);
+  EXPECT_EQ(r.produces, "mul");
+  EXPECT_EQ(r.covered, variants[1].covered);
+  EXPECT_EQ(r.description, "add + leaky_relu + mul fused into one elementwise kernel (16-byte vector loads when "
+                           "aligned; intermediates in float, rounded once when stored)");
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].name, "fused_mul_f32_vec");
+  EXPECT_EQ(r.kernels[1].name, "fused_mul_f32");
+  const std::string& vec = source_of(r, "fused_mul_f32_vec");
+  EXPECT_THAT(vec, HasSubstr("  const float t0 = a0_v + a1_v;\n  const float t1 = hiera_leaky_relu(t0, 0.2f);\n"
+                             "  const float t2 = t1 * 2.0f;\n  return t2;"));
+  EXPECT_THAT(vec, Not(HasSubstr("hiera_round_half")));
+  EXPECT_THAT(vec, HasSubstr("typedef __half out_t;"));
+  EXPECT_THAT(r.statements.back(), HasSubstr("(_kernel(\"fused_mul_f32_vec\") if _mul_vec else _kernel(\"fused_mul_f32\"))"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+// A float32 chain has one kernel: nothing in it is rounded.
+TEST(ElementwiseFusion, NoFloatVariantWithoutReducedPrecision) {
+  const auto one = fusions(conv_bias_leaky_scale());
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_FALSE(one[0].risky);
+  EXPECT_EQ(one[0].kernels[1].name, "fused_mul");
+}
+
 // x * sigmoid(x) + r: x is read once although two members use it.
 TEST(ElementwiseFusion, DagsShareTheirLeaves) {
   GraphBuilder b;
@@ -130,7 +173,7 @@ TEST(ElementwiseFusion, DagsShareTheirLeaves) {
   b.call("add", "call_function", "operator.add", "add", {node_arg("mul"), node_arg("r")}, {}, {4, 1024});
   const Replacement r = only_fusion(b.build({"add"}));
   EXPECT_THAT(r.covered, ElementsAre("add", "mul", "sigmoid"));
-  EXPECT_EQ(r.statements[0], "_add_shape = torch.broadcast_shapes(x.shape, r.shape)");
+  EXPECT_EQ(r.statements[0], "_add_shape = _broadcast_shapes(x.shape, r.shape)");
   const std::string& scalar = source_of(r, "fused_add");
   EXPECT_THAT(scalar, HasSubstr("(const index_t i, const float a0_v, const float a1_v)"));
   EXPECT_THAT(scalar, HasSubstr("  const float t0 = hiera_sigmoid(a0_v);\n  const float t1 = a0_v * t0;\n"
@@ -182,7 +225,7 @@ TEST(ElementwiseFusion, BroadcastIndexMathPerPattern) {
             "_sub_shape[3:4].numel(), nvrtc_runtime.uint64(_divider(_sub_shape[3:4].numel())), _sub_shape[1:].numel(), "
             "nvrtc_runtime.uint64(_divider(_sub_shape[1:].numel())), plane.shape[1:].numel(), _sub_shape[2:4].numel(), "
             "nvrtc_runtime.uint64(_divider(_sub_shape[2:4].numel())), sub, nvrtc_runtime.int64(_sub_n))");
-  EXPECT_EQ(r.statements[0], "_sub_shape = torch.broadcast_shapes(x.shape, row.shape, plane.shape, s.shape)");
+  EXPECT_EQ(r.statements[0], "_sub_shape = _broadcast_shapes(x.shape, row.shape, plane.shape, s.shape)");
   hiera::testing::expect_kernels_compile(r);
 }
 

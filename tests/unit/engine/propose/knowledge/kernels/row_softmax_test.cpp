@@ -49,7 +49,7 @@ TEST(RowSoftmax, PrologueSoftmaxAndEpilogueInOneKernel) {
   EXPECT_EQ(r.description,
             "mul + add + softmax + mul: softmax over the last dimension fused into one kernel (one warp per segment)");
   EXPECT_THAT(r.statements,
-              ElementsAre("_mul_1_in_shape = torch.broadcast_shapes(x.shape, mask.shape)",
+              ElementsAre("_mul_1_in_shape = _broadcast_shapes(x.shape, mask.shape)",
                           "assert x.dtype == torch.float32 and mask.dtype == torch.float32 and v.dtype == torch.float32, "
                           "\"kernel fused_mul_1 expects float32 x, float32 mask, float32 v\"",
                           "_mul_1_rows = _mul_1_in_shape[:3].numel()",

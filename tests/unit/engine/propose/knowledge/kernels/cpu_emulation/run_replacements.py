@@ -240,8 +240,13 @@ def run_case(case, compiler, device="cpu", peak_gbs=4800.0, measured_gbs=None, h
         got = scope[name]
         if got.shape != want.shape:
             ok, detail = False, "shape %s, torch %s" % (tuple(got.shape), tuple(want.shape))
+        elif got.dtype != want.dtype:
+            ok, detail = False, "dtype %s, torch %s" % (got.dtype, want.dtype)
         else:
-            ok = torch.allclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True)
+            tolerance = case.get("tolerance") or 0.0  # half and bfloat16 results: within their rounding
+            rtol, atol = (tolerance, tolerance) if tolerance else (1e-4, 1e-5)
+            got, want = got.float(), want.float()
+            ok = torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
             detail = "max error %.3g" % (got - want).abs().nan_to_num().max().item()
         print("%-4s %s: %s %s (kernels %s)" % ("ok" if ok else "FAIL", case["name"], name, detail, ", ".join(sorted(used))))
         failures += not ok
