@@ -21,7 +21,6 @@ import os
 import re
 import struct
 import sys
-import threading
 
 __all__ = ["compile", "compile_to_ptx", "compile_to_cubin", "Kernel", "CompileError", "CudaError",
            "LibraryNotFound", "int32", "int64", "uint32", "uint64", "float32", "float64", "pointer",
