@@ -717,7 +717,7 @@ class _NvrtcRuntime(object):
                 layout = self._layouts[key] = self._layout(args)
             readers, fmt, words, offsets = layout
             values = []
-            for reader, arg in zip(readers, args):
+            for reader, arg in zip(readers, args):  # 0..4: AS_IS, TENSOR, SCALAR, NULL, RAW
                 if reader == 0:
                     values.append(arg)
                 elif reader == 1:
