@@ -129,6 +129,11 @@ std::string python_string(std::string_view text) {
   return out + "\"";
 }
 
+std::string python_plus(const std::string& text, std::int64_t value) {
+  if (value == 0) return text;
+  return text + (value > 0 ? " + " : " - ") + std::to_string(value > 0 ? value : -value);
+}
+
 std::string python_arg(const graph::Arg& arg) {
   using Kind = graph::Arg::Kind;
   switch (arg.kind) {

@@ -19,6 +19,8 @@ namespace hiera::engine::propose::knowledge_proposer {
 std::string python_float(double value);
 // A Python string literal (double quotes, escaped).
 std::string python_string(std::string_view text);
+// `text` plus an integer, as Python: "s + 2", "s - 1" or "s".
+std::string python_plus(const std::string& text, std::int64_t value);
 // An argument as Python source: node names as they are, numbers, True/False/None,
 // "text", (a, b) for lists, slice(a, b, c), torch.float32 for dtypes, ... for Ellipsis.
 std::string python_arg(const graph::Arg& arg);

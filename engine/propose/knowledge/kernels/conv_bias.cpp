@@ -2,10 +2,7 @@
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
 
-namespace {
-
-// The module expression of a call `self.conv(x)` of one positional node argument: "self.conv".
-std::optional<std::string> module_called(const graph::Node& conv) {
+std::optional<std::string> module_expression(const graph::Node& conv) {
   if (conv.op != "call_module" || conv.args.size() != 1 || !conv.args[0].is_node() || !conv.kwargs.empty())
     return std::nullopt;
   const std::string call = "(" + conv.args[0].node + ")";
@@ -13,8 +10,6 @@ std::optional<std::string> module_called(const graph::Node& conv) {
     return std::nullopt;
   return conv.code.substr(0, conv.code.size() - call.size());
 }
-
-}  // namespace
 
 ElementwiseProgram::Custom plus_bias(const LeafBias& bias) {
   return [bias](ElementwiseProgram& program, const graph::Node& node) {
@@ -27,7 +22,7 @@ std::optional<UnbiasedConvolution> without_bias(const graph::OpGraph& graph, con
                                                 const std::string& input_python) {
   const bool forward = conv.kind == "conv2d" || conv.kind == "conv3d";
   const bool transposed = conv.kind == "conv_transpose2d" || conv.kind == "conv_transpose3d";
-  const auto module = module_called(conv);
+  const auto module = module_expression(conv);
   const auto sub = graph.submodules.find(conv.target);
   const auto bias = graph.parameters.find(conv.target + ".bias");
   if (!(forward || transposed) || !module || !conv.meta || conv.meta->shape.size() < 3 ||

@@ -19,6 +19,10 @@ struct UnbiasedConvolution {
   LeafBias bias;     // the module's bias, [C, 1, 1] against the conv's output
 };
 
+// The module expression of a call `self.conv(x)` of one positional node
+// argument ("self.conv"); nothing for other calls.
+std::optional<std::string> module_expression(const graph::Node& conv);
+
 // The value of `bias.node` in a program that computes it: its load plus the
 // bias's (the program rounds the sum to the node's dtype, as eager's add).
 ElementwiseProgram::Custom plus_bias(const LeafBias& bias);

@@ -11,6 +11,7 @@
 #include "engine/propose/knowledge/kernels/row_softmax.h"
 #include "engine/propose/knowledge/kernels/stencil_conv.h"
 #include "engine/propose/knowledge/kernels/stencil_slices.h"
+#include "engine/propose/knowledge/kernels/tensor_core_conv.h"
 
 namespace hiera::engine::propose::knowledge_proposer {
 
@@ -26,6 +27,9 @@ KernelRewriteResult analyze_kernel_rewrites(const graph::OpGraph& graph, const K
   // anchor a prologue and an epilogue, then whatever elementwise work is left.
   take(kernels::find_slice_stencils(graph, covered, options, result.skipped));
   take(kernels::find_conv_stencils(graph, covered, options, result.skipped));
+  // Variants of the norm, reduction and elementwise rewrites below (the same
+  // nodes with their convolution, on tensor cores): first, so that the stable sort keeps them ahead.
+  take(kernels::find_tensor_core_convs(graph, covered, options, result.skipped));
   take(kernels::find_norm_fusions(graph, covered, options, result.skipped));
   take(kernels::find_row_softmax(graph, covered, options, result.skipped));
   take(kernels::find_row_reductions(graph, covered, options, result.skipped));

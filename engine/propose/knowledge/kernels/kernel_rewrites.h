@@ -34,7 +34,10 @@
 // goes into a group or instance norm or a reduction over its channels, run in
 // channels_last with that op reading the NHWC tensor
 // (s3_channels_last_conv_reduction, row_fusion.h), before the op's contiguous
-// kernels. Other rewrites never overlap. A convolution
+// kernels; and before all of these, a float32 conv2d whose output goes
+// whole into an elementwise group or a reduction over its channels, computed
+// by our own TF32 implicit-GEMM kernel with those ops in its epilogue
+// (s3_tf32_implicit_gemm_conv, tensor_core_conv.h). Other rewrites never overlap. A convolution
 // module whose whole output one of these kernels reads runs without its bias,
 // which the kernel adds (conv_bias.h): eager's separate bias pass is gone. Every kernel is a filled
 // knowledge/templates file; what each needs is in its Replacement (the

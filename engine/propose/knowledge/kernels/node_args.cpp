@@ -63,6 +63,15 @@ std::optional<std::vector<std::int64_t>> dims_argument(const graph::Node& node, 
   return dims;
 }
 
+std::vector<std::int64_t> per_dim_argument(const graph::Node& node, std::size_t position, const char* name, int dims,
+                                  std::int64_t default_value) {
+  const auto values = dims_argument(node, position, name);
+  if (!values) return std::vector<std::int64_t>(static_cast<std::size_t>(dims), default_value);
+  if (values->size() == 1) return std::vector<std::int64_t>(static_cast<std::size_t>(dims), values->front());
+  if (values->size() != static_cast<std::size_t>(dims)) throw Unsupported(node.name + ": " + name + " of the wrong length");
+  return *values;
+}
+
 const graph::Submodule* called_module(const graph::OpGraph& graph, const graph::Node& node) {
   if (node.op != "call_module") return nullptr;
   const auto it = graph.submodules.find(node.target);

@@ -25,6 +25,12 @@ std::optional<std::string> string_argument(const graph::Node& node, std::size_t 
 std::optional<std::vector<std::int64_t>> dims_argument(const graph::Node& node, std::size_t position,
                                                        std::string_view name);
 
+// A per-dimension argument (stride, padding, dilation) of a `dims`-D op: an
+// int for every dimension, or a list of `dims`; `default_value` for each when
+// omitted. Throws Unsupported for a list of another length.
+std::vector<std::int64_t> per_dim_argument(const graph::Node& node, std::size_t position, const char* name, int dims,
+                                           std::int64_t default_value);
+
 // The submodule a call_module node calls; null for other nodes or an unknown module.
 const graph::Submodule* called_module(const graph::OpGraph& graph, const graph::Node& node);
 // The module attribute `key`; nullopt when absent.

@@ -16,27 +16,12 @@ std::string dims_text(const std::vector<std::int64_t>& dims) {
   return out + (dims.size() == 1 ? ",)" : ")");
 }
 
-// max(x, dim) and min(x, dim) give (values, indices): the node that takes the values, when nothing reads the indices.
-const graph::Node* values_of(const graph::OpGraph& graph, const graph::Node& node) {
-  const graph::Node* values = nullptr;
-  for (const auto& name : node.users) {
-    const graph::Node* user = graph.find(name);
-    const bool takes_values =
-        user && user->args.size() == 2 &&
-        ((user->kind == "getitem" && user->args[1].is_number() && user->args[1].number == 0.0) ||
-         (user->target == "getattr" && user->args[1].kind == graph::Arg::Kind::String && user->args[1].text == "values"));
-    if (!takes_values || (values && values != user)) return nullptr;
-    values = user;
-  }
-  return values;
-}
-
 SegmentedOp describe(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options) {
   SegmentedOp op;
   op.node = &node;
   const graph::Node* values = &node;
   if (node.kind == "max" || node.kind == "min") {
-    values = values_of(graph, node);
+    values = reduction_values(graph, node);
     if (!values) throw Unsupported(node.name + ": " + node.kind + " over a dimension returns values and indices, and the indices are read");
     op.result = values->name;
   }
@@ -106,26 +91,37 @@ SegmentedOp describe(const graph::OpGraph& graph, const graph::Node& node, const
   op.template_name = "row_reduce.cu";
   // Only taken when the value's one use spreads it back over its row (fuse_segmented_op).
   op.register_stats = RegisterStats::Reduction;
-  if (kind == "sum" || kind == "mean") {
-    op.template_values = {{"identity", "0.0f"}, {"combine", "a + b"}};
-    // torch's mean multiplies the sum by a float factor 1 / cols.
-    op.value = [kind](ElementwiseProgram&, const graph::Node&) {
-      return std::string(kind == "sum" ? "acc" : "acc * (1.0f / (float)cols)");
-    };
-  } else if (kind == "amax" || kind == "max") {
-    // NaN wins, as in torch's max reduction.
-    op.template_values = {{"identity", "-HIERA_INF"}, {"combine", "(a != a || a > b) ? a : b"}};
-    op.value = [](ElementwiseProgram&, const graph::Node&) { return std::string("acc"); };
-  } else if (kind == "amin" || kind == "min") {
-    op.template_values = {{"identity", "HIERA_INF"}, {"combine", "(a != a || a < b) ? a : b"}};
-    op.value = [](ElementwiseProgram&, const graph::Node&) { return std::string("acc"); };
-  } else {
-    throw Unsupported(node.name + ": no row kernel for " + kind);
-  }
+  const auto formula = reduction_formula(kind, "(float)cols");
+  if (!formula) throw Unsupported(node.name + ": no row kernel for " + kind);
+  op.template_values = {{"identity", formula->identity}, {"combine", formula->combine}};
+  op.value = [value = formula->value](ElementwiseProgram&, const graph::Node&) { return value; };
   return op;
 }
 
 }  // namespace
+
+std::optional<ReductionFormula> reduction_formula(std::string_view kind, const std::string& count) {
+  // torch's mean multiplies the sum by a float factor 1 / count.
+  if (kind == "sum") return ReductionFormula{"0.0f", "a + b", "acc"};
+  if (kind == "mean") return ReductionFormula{"0.0f", "a + b", "acc * (1.0f / " + count + ")"};
+  if (kind == "amax" || kind == "max") return ReductionFormula{"-HIERA_INF", "(a != a || a > b) ? a : b", "acc"};
+  if (kind == "amin" || kind == "min") return ReductionFormula{"HIERA_INF", "(a != a || a < b) ? a : b", "acc"};
+  return std::nullopt;
+}
+
+const graph::Node* reduction_values(const graph::OpGraph& graph, const graph::Node& node) {
+  const graph::Node* values = nullptr;
+  for (const auto& name : node.users) {
+    const graph::Node* user = graph.find(name);
+    const bool takes_values =
+        user && user->args.size() == 2 &&
+        ((user->kind == "getitem" && user->args[1].is_number() && user->args[1].number == 0.0) ||
+         (user->target == "getattr" && user->args[1].kind == graph::Arg::Kind::String && user->args[1].text == "values"));
+    if (!takes_values || (values && values != user)) return nullptr;
+    values = user;
+  }
+  return values;
+}
 
 std::vector<Replacement> find_row_reductions(const graph::OpGraph& graph, std::set<std::string>& covered,
                                              const KernelRewriteOptions& options, std::vector<SkippedRewrite>& skipped) {

@@ -7,8 +7,10 @@
 // one thread per strided column. Reductions over dimensions that are not
 // adjacent, with a dtype argument, whose indices are read, or with too little
 // parallelism to fill the GPU are skipped with their reason.
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/graph/op_graph.h"
@@ -16,6 +18,21 @@
 #include "engine/propose/knowledge/replacement.h"
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
+
+// How a reduction of `kind` (sum, mean, amax, max, amin, min) combines
+// values: its identity, the combination of a and b (NaN wins, as in torch's
+// max and min), and its result from the accumulator `acc` of `count` values
+// (a C expression). Nothing for other kinds.
+struct ReductionFormula {
+  std::string identity;
+  std::string combine;
+  std::string value;
+};
+std::optional<ReductionFormula> reduction_formula(std::string_view kind, const std::string& count);
+
+// max(x, dim) and min(x, dim) give (values, indices): the node that takes the
+// values, when nothing reads the indices; null otherwise.
+const graph::Node* reduction_values(const graph::OpGraph& graph, const graph::Node& node);
 
 std::vector<Replacement> find_row_reductions(const graph::OpGraph& graph, std::set<std::string>& covered,
                                              const KernelRewriteOptions& options, std::vector<SkippedRewrite>& skipped);

@@ -4,26 +4,11 @@
 #include "engine/propose/knowledge/kernels/node_args.h"
 #include "engine/propose/knowledge/kernels/stencil_kernel.h"
 #include "engine/propose/knowledge/kernels/unsupported.h"
+#include "engine/propose/knowledge/python_text.h"
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
 
 namespace {
-
-// A per-dimension argument (stride, padding, dilation): an int for every dimension, or a list.
-std::vector<std::int64_t> per_dim(const graph::Node& node, std::size_t position, const char* name, int dims,
-                                  std::int64_t default_value) {
-  const auto values = dims_argument(node, position, name);
-  if (!values) return std::vector<std::int64_t>(static_cast<std::size_t>(dims), default_value);
-  if (values->size() == 1) return std::vector<std::int64_t>(static_cast<std::size_t>(dims), values->front());
-  if (values->size() != static_cast<std::size_t>(dims)) throw Unsupported(node.name + ": " + name + " of the wrong length");
-  return *values;
-}
-
-// "s + 2", "s - 1" or "s".
-std::string plus(const std::string& s, std::int64_t d) {
-  if (d == 0) return s;
-  return s + (d > 0 ? " + " : " - ") + std::to_string(d > 0 ? d : -d);
-}
 
 Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options,
                   StencilVariant variant) {
@@ -43,9 +28,9 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   // Only fixed coefficients: a non-persistent buffer the constructor fills.
   if (weight->op != "get_attr" || !graph.buffers.count(weight->target) || graph.buffers.at(weight->target).persistent)
     throw Unsupported(node.name + ": the weight is not a non-persistent buffer (fixed coefficients)");
-  for (auto s : per_dim(node, 3, "stride", dims, 1))
+  for (auto s : per_dim_argument(node, 3, "stride", dims, 1))
     if (s != 1) throw Unsupported(node.name + ": stride " + std::to_string(s));
-  for (auto d : per_dim(node, 5, "dilation", dims, 1))
+  for (auto d : per_dim_argument(node, 5, "dilation", dims, 1))
     if (d != 1) throw Unsupported(node.name + ": dilation " + std::to_string(d));
   std::vector<std::int64_t> padding;
   if (const auto mode = argument(node, 4, "padding"); mode && mode->kind == graph::Arg::Kind::String) {
@@ -56,7 +41,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
       else throw Unsupported(node.name + ": padding '" + mode->text + "'");
     }
   } else {
-    padding = per_dim(node, 4, "padding", dims, 0);
+    padding = per_dim_argument(node, 4, "padding", dims, 0);
   }
   if (const auto mode = argument(node, 7, "padding_mode"); mode && mode->kind == graph::Arg::Kind::String && mode->text != "zeros")
     throw Unsupported(node.name + ": padding mode " + mode->text);
@@ -164,7 +149,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   std::string shape = "torch.Size([" + prefix + "x.shape[0], " + prefix + "x.shape[1]";
   for (int d = 0; d < dims; ++d) {
     const auto i = static_cast<std::size_t>(d);
-    shape += ", " + plus(prefix + "x.shape[" + std::to_string(2 + d) + "]", 2 * padding[i] - kernel_size[i] + 1);
+    shape += ", " + python_plus(prefix + "x.shape[" + std::to_string(2 + d) + "]", 2 * padding[i] - kernel_size[i] + 1);
   }
   s.push_back(prefix + "shape = " + shape + "])");
   s.push_back(node.name + " = torch.empty(" + prefix + "shape, dtype=" + prefix + "x.dtype, device=" + prefix + "x.device)");

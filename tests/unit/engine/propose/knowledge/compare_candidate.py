@@ -9,7 +9,8 @@ torch.allclose. Also runs the runner's static checks on each candidate.
 With --emulate-kernels the candidates' generated CUDA kernels run on the CPU:
 nvrtc_runtime.compile builds them behind kernels/cpu_emulation/cuda_emulation.h
 with the host compiler (in WORK_DIR, cached by content), and _kernel/_grid
-see device 0 with 2 SMs (exits 77 without a host compiler). Float32 kernels only.
+see device 0 with 2 SMs (exits 77 without a host compiler); cuDNN's TF32 flag
+is off, as the CPU reference computes. Float32 kernels only.
 
 Prints one JSON line per pair, in order: {"candidate", "ok", "max_abs_diff",
 "static_findings", "error"}; exits 0 when every candidate matches and passes
@@ -103,6 +104,9 @@ def emulate_kernels(work):
     nvrtc_runtime.compile = lambda source, name, options=(): compiler.kernel(source, name)
     torch.cuda.current_device = lambda: 0
     torch.cuda.get_device_properties = lambda device: types.SimpleNamespace(multi_processor_count=2)
+    # CPU torch computes float32 convolutions without TF32: the TF32 implicit-GEMM kernels take their
+    # 3xTF32 form, as on a GPU whose cuDNN may not use TF32 (their TF32 form: the emulation unit test).
+    torch.backends.cudnn.allow_tf32 = False
 
 
 def main():

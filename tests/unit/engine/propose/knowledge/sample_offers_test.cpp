@@ -1,8 +1,10 @@
 // What the knowledge proposer offers for the fusion samples (their graphs in
 // tests/fixtures/graphs/samples, captured at CPU sizes: the CUDA graph
 // capture, limited to 16M elements per tensor, drops out at the H200 sizes),
-// in order: a convolution with an elementwise epilogue runs channels_last with
-// the epilogue on its NHWC tensor in the first S3 candidate. With
+// in order: a float32 2D convolution with an elementwise epilogue runs as the
+// TF32 implicit-GEMM kernel with that epilogue in the first S3 candidate and
+// channels_last (the epilogue on cuDNN's NHWC tensor) in the next; other
+// convolutions run channels_last first. With
 // HIERA_PRINT_OFFERS=1 the test prints every offer per sample and space.
 #include <gtest/gtest.h>
 
@@ -33,14 +35,25 @@ std::vector<propose::Candidate> offers(const std::string& fixture, knowledge::Sp
 }
 
 TEST(KnowledgeProposerOnSamples, ConvolutionEpiloguesRunChannelsLastFirst) {
-  for (const char* sample : {"02_conv2d_batchnorm_relu", "09_conv2d_bias_hardswish_clamp_mul", "12_conv2d_mish_mish",
-                             "13_conv3d_leakyrelu_bias_clamp_gelu", "21_convtranspose2d_bias_tanh",
+  // 3D, transposed and bfloat16 convolutions: cuDNN in channels_last, the epilogue on its NHWC tensor.
+  for (const char* sample : {"13_conv3d_leakyrelu_bias_clamp_gelu", "21_convtranspose2d_bias_tanh",
                              "24_conv2d_bias_relu_scale_bf16"}) {
     const auto candidates = offers(std::string("samples/fusion_") + sample, knowledge::Space::S3);
     ASSERT_FALSE(candidates.empty()) << sample;
     const Texts& recipes = candidates[0].recipes;
     EXPECT_NE(std::find(recipes.begin(), recipes.end(), "s3_channels_last_conv_epilogue"), recipes.end()) << sample;
     EXPECT_NE(candidates[0].source.find(".contiguous(memory_format=torch.channels_last"), std::string::npos) << sample;
+  }
+  // Float32 2D convolutions: the TF32 implicit-GEMM kernel with the epilogue first, then (without the
+  // risky rewrite) channels_last.
+  for (const char* sample : {"02_conv2d_batchnorm_relu", "09_conv2d_bias_hardswish_clamp_mul", "12_conv2d_mish_mish"}) {
+    const auto candidates = offers(std::string("samples/fusion_") + sample, knowledge::Space::S3);
+    ASSERT_GE(candidates.size(), 2u) << sample;
+    const Texts& first = candidates[0].recipes;
+    EXPECT_NE(std::find(first.begin(), first.end(), "s3_tf32_implicit_gemm_conv"), first.end()) << sample;
+    EXPECT_NE(candidates[0].source.find("_hiera_conv_input("), std::string::npos) << sample;
+    const Texts& second = candidates[1].recipes;
+    EXPECT_NE(std::find(second.begin(), second.end(), "s3_channels_last_conv_epilogue"), second.end()) << sample;
   }
 }
 
@@ -54,8 +67,11 @@ TEST(KnowledgeProposerOnSamples, ExactOffersForTheConvEpilogueSample) {
       "'conv' in channels_last without its bias, then bias + add + hardswish + clamp + mul fused into one elementwise "
       "kernel on channels_last memory (16-byte vector loads when aligned)";
   const std::string nchw = "add + hardswish + clamp + mul fused into one elementwise kernel (16-byte vector loads when aligned)";
-  EXPECT_EQ(notes, (Texts{cudnn + "; " + graph + "; " + nhwc, cudnn + "; " + nhwc, nhwc, cudnn + "; " + graph + "; " + nchw,
-                          nchw, cudnn, graph}));
+  const std::string tc =
+      "'conv' (4 -> 8 channels, 3x3) on TF32 tensor cores with add + hardswish + clamp + mul in its epilogue: the "
+      "convolution's output never reaches memory (3xTF32 when cuDNN may not use TF32)";
+  EXPECT_EQ(notes, (Texts{cudnn + "; " + graph + "; " + tc, cudnn + "; " + nhwc, tc, cudnn + "; " + graph + "; " + nhwc,
+                          nhwc, nchw, cudnn, graph}));
 }
 
 TEST(KnowledgeProposerOnSamples, MaskedSoftmaxIsOneRowKernelPerSoftmax) {

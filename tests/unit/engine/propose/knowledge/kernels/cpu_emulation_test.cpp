@@ -327,7 +327,8 @@ OpGraph channels_last_epilogue() {
 OpGraph module_conv_epilogue() {
   GraphBuilder b;
   b.input("x", {3, 4, 9, 11});
-  b.module("conv", "Conv2d", {{"in_channels", 4}, {"out_channels", 8}, {"bias", true}, {"padding_mode", "zeros"}},
+  b.module("conv", "Conv2d",
+           {{"in_channels", 4}, {"out_channels", 8}, {"bias", true}, {"padding", {1, 1}}, {"padding_mode", "zeros"}},
            {{"weight", {8, 4, 3, 3}}, {"bias", {8}}});
   b.parameter("scale", "scale", {8, 1, 1});
   b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {3, 8, 9, 11}, "float32", "self.conv(x)");
@@ -381,6 +382,20 @@ OpGraph conv_min_channels(std::int64_t channels, std::int64_t in_channels = 3) {
   b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("values")}, {}, {2, 1, 7, 9});
   b.call("tanh_1", "call_function", "torch.tanh", "tanh", {node_arg("tanh")}, {}, {2, 1, 7, 9});
   return b.build({"tanh_1"});
+}
+
+// self.conv(x) (16 -> 32 channels, padding 1) -> mean over the channels -> sigmoid: rows of 36
+// floats (a multiple of 4: no zero columns added), 3 x 2 tiles of 8 x 32 positions per image.
+OpGraph conv_mean_channels() {
+  GraphBuilder b;
+  b.input("x", {2, 16, 20, 36});
+  b.module("conv", "Conv2d",
+           {{"in_channels", 16}, {"out_channels", 32}, {"bias", true}, {"padding", {1, 1}}, {"padding_mode", "zeros"}},
+           {{"weight", {32, 16, 3, 3}}, {"bias", {32}}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {2, 32, 20, 36}, "float32", "self.conv(x)");
+  b.call("mean", "call_method", "mean", "mean", {node_arg("conv"), int_arg(1)}, {}, {2, 20, 36});
+  b.call("sigmoid", "call_function", "torch.sigmoid", "sigmoid", {node_arg("mean")}, {}, {2, 20, 36});
+  return b.build({"sigmoid"});
 }
 
 // self.conv(x) of an nn.Conv3d with a bias -> GroupNorm(4, 8) -> relu: the channels_last_3d
@@ -514,13 +529,17 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
        {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
   };
-  cases.push_back({"channels_last_epilogue", channels_last_epilogue(),
-                   {{"relu", "torch.relu(F.conv2d(x, weight, padding=1) * m + bias)"}},
-                   {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}});
-  cases.push_back({"channels_last_conv_bias", module_conv_epilogue(),
-                   {{"mul", "torch.relu(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1)) * scale"}},
-                   {"s3_channels_last_conv_epilogue", "s3_elementwise_fusion"},
-                   {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1"}});
+  // The TF32 implicit-GEMM convolution comes first where it applies; these run the variants after it.
+  const std::string tc = "s3_tf32_implicit_gemm_conv";
+  const std::string channels_last_relu = "torch.relu(F.conv2d(x, weight, padding=1) * m + bias)";
+  cases.push_back({"channels_last_epilogue", channels_last_epilogue(), {{"relu", channels_last_relu}},
+                   {tc, "s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}, {}, {}, false, 0.0, false, 1});
+  const std::string conv_module_relu = "torch.relu(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1)) * scale";
+  const std::string padded_module =
+      "self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1";
+  cases.push_back({"channels_last_conv_bias", module_conv_epilogue(), {{"mul", conv_module_relu}},
+                   {tc, "s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}, {padded_module}, {}, false, 0.0,
+                   false, 1});
   // The conv in channels_last with the norm's split statistics (the first variant), then the
   // contiguous conv's row in registers (the second) and streaming kernel (the last).
   const std::string conv_module = "self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1), (1, 1), (1, 1), 1";
@@ -541,13 +560,34 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                    {"s3_channels_last_conv_reduction", "s3_row_in_registers", "s3_welford_group_norm"},
                    {no_padding}});
   const std::string conv_min = "torch.tanh(torch.tanh(torch.min(F.conv2d(x, self.conv.weight, self.conv.bias), 1, keepdim=True)[0]))";
-  cases.push_back({"conv_min_channels_nhwc", conv_min_channels(8), {{"tanh_1", conv_min}},
-                   {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}});
-  cases.push_back({"conv_min_40_channels_nhwc", conv_min_channels(40, 20), {{"tanh_1", conv_min}},
-                   {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}});
-  cases.push_back({"conv_min_channels_strided", conv_min_channels(8), {{"tanh_1", conv_min}},
-                   {"s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"}, {no_padding}, {}, false, 0.0,
-                   true});
+  const std::vector<std::string> conv_min_recipes = {tc, "s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"};
+  cases.push_back({"conv_min_channels_nhwc", conv_min_channels(8), {{"tanh_1", conv_min}}, conv_min_recipes, {no_padding},
+                   {}, false, 0.0, false, 1});
+  cases.push_back({"conv_min_40_channels_nhwc", conv_min_channels(40, 20), {{"tanh_1", conv_min}}, conv_min_recipes,
+                   {no_padding}, {}, false, 0.0, false, 1});
+  cases.push_back({"conv_min_channels_strided", conv_min_channels(8), {{"tanh_1", conv_min}}, conv_min_recipes,
+                   {no_padding}, {}, false, 0.0, true});
+  // The TF32 implicit-GEMM convolution itself (mma.sync emulated on the CPU): TF32 as cuDNN runs the
+  // reference under torch.backends.cudnn.allow_tf32, within TF32's rounding of float32; and 3xTF32
+  // with the flag off, at float32's tolerance. Input channels 3, 4 and 16 (padded to 8 and 16),
+  // outputs 8, 40 and 32 (padded to 16, 48, 32); rows of 9, 11 (zero columns added) and 36.
+  const std::string tf32_on = "torch.backends.cudnn.allow_tf32 = True";
+  const std::string tf32_off = "torch.backends.cudnn.allow_tf32 = False";
+  cases.push_back({"tensor_core_conv_min", conv_min_channels(8), {{"tanh_1", conv_min}}, conv_min_recipes,
+                   {no_padding, tf32_on}, {}, false, 0.0, false, 0, 2e-2});
+  cases.push_back({"tensor_core_conv_min_40", conv_min_channels(40, 20), {{"tanh_1", conv_min}}, conv_min_recipes,
+                   {no_padding, tf32_off}});
+  cases.push_back({"tensor_core_conv_epilogue", module_conv_epilogue(), {{"mul", conv_module_relu}},
+                   {tc, "s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}, {padded_module, tf32_on}, {}, false,
+                   0.0, false, 0, 2e-2});
+  cases.push_back({"tensor_core_conv_broadcast_3xtf32", channels_last_epilogue(), {{"relu", channels_last_relu}},
+                   {tc, "s3_channels_last_conv_epilogue", "s3_elementwise_fusion"}, {tf32_off}});
+  const std::string conv_mean = "torch.sigmoid(F.conv2d(x, self.conv.weight, self.conv.bias, padding=1).mean(1))";
+  const std::vector<std::string> conv_mean_recipes = {tc, "s3_channels_last_conv_reduction", "s3_warp_shuffle_row_reduction"};
+  cases.push_back({"tensor_core_conv_mean", conv_mean_channels(), {{"sigmoid", conv_mean}}, conv_mean_recipes,
+                   {padded_module, tf32_on}, {}, false, 0.0, false, 0, 2e-2});
+  cases.push_back({"tensor_core_conv_mean_3xtf32", conv_mean_channels(), {{"sigmoid", conv_mean}}, conv_mean_recipes,
+                   {padded_module, tf32_off}});
   cases.push_back({"conv3d_group_norm_ndhwc", conv3d_group_norm(),
                    {{"relu", "torch.relu(F.group_norm(F.conv3d(x, self.conv.weight, self.conv.bias), 4, self.gn.weight, "
                              "self.gn.bias, 1e-5))"}},
@@ -638,7 +678,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 56) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 62) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
@@ -678,7 +718,14 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                                                "ok   conv_min_40_channels_nhwc: tanh_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_nhwc, to_channels_last_float32)\n"
                                                "ok   conv_min_channels_strided: tanh_1 max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_strided)\nok   conv3d_group_norm_ndhwc: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_tanh_1_strided)\nok   tensor_core_conv_min: tanh_1 max error"));
+  // The TF32 implicit-GEMM kernels, TF32 or 3xTF32 as the flag says.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_tanh_1)\nok   tensor_core_conv_min_40: tanh_1 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_tanh_1_3xtf32)\nok   tensor_core_conv_epilogue: mul max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_mul)\nok   tensor_core_conv_broadcast_3xtf32: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_relu_3xtf32)\nok   tensor_core_conv_mean: sigmoid max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_sigmoid)\nok   tensor_core_conv_mean_3xtf32: sigmoid max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_sigmoid_3xtf32)\nok   conv3d_group_norm_ndhwc: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_ndhwc_finalize, fused_relu_ndhwc_partial, fused_relu_ndhwc_vec, "
                                                "to_channels_last_float32)\nok   long_group_norm_split: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_finalize, fused_relu_partial, fused_relu_vec)\n"

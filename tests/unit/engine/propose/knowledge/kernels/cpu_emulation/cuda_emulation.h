@@ -6,7 +6,10 @@
 // __syncthreads as a barrier, __shfl_xor_sync and __shfl_sync through a
 // per-warp exchange buffer, __shared__ as static storage (one block at a
 // time), float4/float2 as plain structs; include/ holds cuda_fp16.h and
-// cuda_bf16.h with __half and __nv_bfloat16 and their conversions.
+// cuda_bf16.h with __half and __nv_bfloat16 and their conversions. The
+// tensor-core kernels' PTX helpers (HIERA_EMULATED_TENSOR_CORES): cp.async
+// as a plain copy, cvt.rna.tf32 as its rounding, mma.sync m16n8k8 through a
+// per-warp exchange of the fragments (in the runtime).
 // Light on purpose: every kernel compiles it.
 #include <math.h>
 
@@ -55,6 +58,12 @@ inline float __int_as_float(unsigned bits) {
   std::memcpy(&f, &bits, sizeof f);
   return f;
 }
+inline unsigned __float_as_uint(float f) {
+  unsigned bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+inline float __uint_as_float(unsigned bits) { return __int_as_float(bits); }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline unsigned int __umulhi(unsigned int a, unsigned int b) {
   return static_cast<unsigned int>((static_cast<unsigned long long>(a) * b) >> 32);
@@ -62,6 +71,23 @@ inline unsigned int __umulhi(unsigned int a, unsigned int b) {
 inline float __expf(float x) { return expf(x); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline int min(int a, int b) { return a < b ? a : b; }
+
+#define HIERA_EMULATED_TENSOR_CORES
+#define HIERA_DYNAMIC_SHARED(type, name) static type name[1 << 16]
+// cvt.rna.tf32.f32: to 10 mantissa bits, ties away from zero (a carry into the exponent included).
+inline unsigned hiera_tf32(float x) {
+  unsigned bits = __float_as_uint(x);
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits += 0x1000u;
+  return bits & 0xffffe000u;
+}
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 for the calling warp (every lane calls it).
+extern "C" void hiera_mma_tf32(float* c, const unsigned* a, unsigned b0, unsigned b1);
+inline void hiera_cp_async16(float* dst, const float* src, bool valid) {
+  if (valid) std::memcpy(dst, src, 16);
+  else std::memset(dst, 0, 16);
+}
+inline void hiera_cp_async_commit() {}
+inline void hiera_cp_async_wait_one() {}
 
 template <typename... Params>
 constexpr std::size_t hiera_arity(void (*)(Params...)) {

@@ -1,0 +1,186 @@
+// The TF32 implicit-GEMM convolution with its epilogue: the exact launch
+// statements (TF32 or 3xTF32 by cuDNN's flag at each call, the input made
+// readable in 16-byte chunks, shared memory and blocks per SM from the
+// geometry), the reduction over channels and the elementwise epilogue in the
+// kernel text, and the convolutions it leaves alone with the reason. Both
+// kernels of each replacement compile with NVRTC; the CPU emulation test runs them.
+#include "engine/propose/knowledge/kernels/tensor_core_conv.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "graph_builder.h"
+#include "kernel_test_support.h"
+
+namespace {
+
+using namespace hiera::engine::propose::knowledge_proposer;
+using namespace hiera::engine::propose::knowledge_proposer::kernels;
+using hiera::engine::graph::OpGraph;
+using hiera::testing::bool_arg;
+using hiera::testing::GraphBuilder;
+using hiera::testing::int_arg;
+using hiera::testing::node_arg;
+using hiera::testing::number_arg;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Shape = std::vector<std::int64_t>;
+
+struct ConvSpec {
+  std::int64_t cin = 16, cout = 64, size = 256, pad = 0, stride = 1;
+  std::string dtype = "float32";
+};
+
+// x [8, cin, size, size] -> self.conv (3x3, with a bias); its result's shape.
+Shape add_conv(GraphBuilder& b, const ConvSpec& c) {
+  const std::int64_t out = (c.size + 2 * c.pad - 3) / c.stride + 1;
+  b.input("x", {8, c.cin, c.size, c.size}, c.dtype);
+  b.module("conv", "Conv2d",
+           {{"in_channels", c.cin}, {"out_channels", c.cout}, {"bias", true}, {"padding", {c.pad, c.pad}},
+            {"stride", {c.stride, c.stride}}, {"padding_mode", "zeros"}},
+           {{"weight", {c.cout, c.cin, 3, 3}}, {"bias", {c.cout}}});
+  const Shape shape = {8, c.cout, out, out};
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, shape, c.dtype, "self.conv(x)");
+  return shape;
+}
+
+// conv -> min over the channels (keepdim) -> tanh -> tanh (fusion/08).
+OpGraph conv_min(const ConvSpec& c = {}) {
+  GraphBuilder b;
+  Shape shape = add_conv(b, c);
+  shape[1] = 1;
+  b.call("min", "call_function", "torch.min", "min", {node_arg("conv")}, {{"dim", int_arg(1)}, {"keepdim", bool_arg(true)}},
+         {}, "none");
+  b.call("values", "call_function", "operator.getitem", "getitem", {node_arg("min"), int_arg(0)}, {}, shape);
+  b.call("tanh", "call_function", "torch.tanh", "tanh", {node_arg("values")}, {}, shape);
+  b.call("tanh_1", "call_function", "torch.tanh", "tanh", {node_arg("tanh")}, {}, shape);
+  return b.build({"tanh_1"});
+}
+
+// conv -> relu -> * scale [C, 1, 1] (a parameter), optionally also returning the conv's output.
+OpGraph conv_relu_scale(const ConvSpec& c = {32, 64, 256, 1}, bool conv_returned = false) {
+  GraphBuilder b;
+  const Shape shape = add_conv(b, c);
+  b.parameter("scale", "scale", {c.cout, 1, 1}, c.dtype);
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("conv")}, {}, shape, c.dtype);
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("relu"), node_arg("scale")}, {}, shape, c.dtype);
+  return conv_returned ? b.build({"mul", "conv"}) : b.build({"mul"});
+}
+
+std::vector<Replacement> find(const OpGraph& graph, std::vector<SkippedRewrite>& skipped) {
+  return find_tensor_core_convs(graph, {}, hiera::testing::source_options(), skipped);
+}
+
+TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find(conv_min(), skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_tf32_implicit_gemm_conv");
+  EXPECT_EQ(r.space, hiera::engine::knowledge::Space::S3);
+  EXPECT_TRUE(r.risky);
+  EXPECT_EQ(r.produces, "tanh_1");
+  EXPECT_THAT(r.covered, ElementsAre("conv", "min", "tanh", "tanh_1", "values"));
+  EXPECT_EQ(r.description,
+            "'conv' (16 -> 64 channels, 3x3) on TF32 tensor cores with min over channels + tanh + tanh in its "
+            "epilogue: the convolution's output never reaches memory (3xTF32 when cuDNN may not use TF32)");
+  // Weights 36 KiB + two tiles of 16 channels x 10 rows x 36 floats (a channel stride of 360 = 8 mod 32):
+  // 82944 bytes, two blocks an SM.
+  EXPECT_THAT(r.statements,
+              ElementsAre("_tanh_1_shape = torch.Size((x.shape[0], 1, x.shape[2] - 2, x.shape[3] - 2))",
+                          "assert x.dim() == 4 and x.shape[1] == 16 and x.dtype == torch.float32 and "
+                          "self.conv.weight.shape == (64, 16, 3, 3), \"kernel conv_tc_tanh_1 computes a float32 conv2d "
+                          "of 16 channels into 64\"",
+                          "_tanh_1_x = _hiera_conv_input(x)",
+                          "tanh_1 = torch.empty(_tanh_1_shape, dtype=torch.float32, device=x.device)",
+                          "_kernel(\"conv_tc_tanh_1\" if _hiera_cudnn_tf32() else \"conv_tc_tanh_1_3xtf32\")(_grid("
+                          "_tanh_1_shape[0] * ((_tanh_1_shape[-2] + 7) // 8) * ((_tanh_1_shape[-1] + 31) // 32) * 256, "
+                          "256, 2), 256, _tanh_1_x, self.conv.weight.contiguous(), self.conv.bias.contiguous(), tanh_1, "
+                          "x.shape[0], x.shape[2], _tanh_1_x.shape[3], _tanh_1_shape[-2], _tanh_1_shape[-1], "
+                          "shared_mem=82944)"));
+  ASSERT_EQ(r.definitions.size(), 2u);
+  EXPECT_THAT(r.definitions[0], HasSubstr("def _hiera_conv_input(x):"));
+  EXPECT_THAT(r.definitions[1], HasSubstr("return bool(torch.backends.cudnn.allow_tf32)"));
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].name, "conv_tc_tanh_1");
+  EXPECT_EQ(r.kernels[1].name, "conv_tc_tanh_1_3xtf32");
+  const std::string& source = r.kernels[0].source;
+  EXPECT_THAT(source, HasSubstr("#define CIN 16\n"));
+  EXPECT_THAT(source, HasSubstr("#define COUT 64\n"));
+  EXPECT_THAT(source, HasSubstr("#define PAD_H 0\n#define PAD_W 0\n#define ROWS 8\n#define BW 32\n#define MT 2\n"
+                                "#define PITCH 36\n#define CS 360\n#define SPLIT 0\n#define REDUCE 1\n"));
+  EXPECT_THAT(r.kernels[1].source, HasSubstr("#define SPLIT 1\n"));
+  // The minimum with torch's NaN rule, over the thread's channels and then the position's four lanes.
+  EXPECT_THAT(source, HasSubstr("        float a = HIERA_INF;\n"));
+  EXPECT_THAT(source, HasSubstr("            a = (a != a || a < b) ? a : b;\n"));
+  EXPECT_THAT(source, HasSubstr("__device__ __forceinline__ float conv_tc_tanh_1_element(const index_t i, const float v) {\n"
+                                "  const float t0 = tanhf(v);\n  const float t1 = tanhf(t0);\n  return t1;\n}"));
+  EXPECT_THAT(source, HasSubstr("          const float acc = a;\n"
+                                "          const index_t e = ((index_t)n * out_height + oh) * out_width + ow;\n"
+                                "          out[e] = conv_tc_tanh_1_element(e, acc);\n"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find(conv_relu_scale(), skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.produces, "mul");
+  EXPECT_THAT(r.covered, ElementsAre("conv", "mul", "relu"));
+  EXPECT_EQ(r.description,
+            "'conv' (32 -> 64 channels, 3x3) on TF32 tensor cores with relu + mul in its epilogue: the convolution's "
+            "output never reaches memory (3xTF32 when cuDNN may not use TF32)");
+  // 72 KiB of weights and two tiles of 32 channels x 10 rows x 40 floats (padding 1 starts the tile's
+  // chunks 4 columns early): one block an SM. The scale is read at (i / (H * W)) % C.
+  ASSERT_EQ(r.statements.size(), 6u);
+  EXPECT_EQ(r.statements[0], "_mul_shape = torch.Size((x.shape[0], 64, x.shape[2], x.shape[3]))");
+  EXPECT_EQ(r.statements[2], "assert scale.dtype == torch.float32, \"kernel conv_tc_mul expects float32 scale\"");
+  EXPECT_EQ(r.statements[5],
+            "_kernel(\"conv_tc_mul\" if _hiera_cudnn_tf32() else \"conv_tc_mul_3xtf32\")(_grid(_mul_shape[0] * "
+            "((_mul_shape[-2] + 7) // 8) * ((_mul_shape[-1] + 31) // 32) * 256, 256, 1), 256, _mul_x, "
+            "self.conv.weight.contiguous(), self.conv.bias.contiguous(), scale.contiguous(), "
+            "_mul_shape[2:].numel(), nvrtc_runtime.uint64(_divider(_mul_shape[2:].numel())), _mul_shape[1:2].numel(), "
+            "nvrtc_runtime.uint64(_divider(_mul_shape[1:2].numel())), mul, x.shape[0], x.shape[2], _mul_x.shape[3], "
+            "_mul_shape[-2], _mul_shape[-1], shared_mem=182272)");
+  const std::string& source = r.kernels[0].source;
+  EXPECT_THAT(source, HasSubstr("#define PITCH 40\n#define CS 424\n"));
+  EXPECT_THAT(source, HasSubstr("#define REDUCE 0\n"));
+  EXPECT_THAT(source, HasSubstr("const float a0_v = static_cast<float>(a0[hiera_mod(hiera_div(i, a0_inner0_div), "
+                                "a0_size0, a0_size0_div)]);"));
+  EXPECT_THAT(source, HasSubstr("              out[e] = conv_tc_mul_element(e, frag[i][j][2 * h + k] + bias_of[j][k], "
+                                "a0, a0_inner0, a0_inner0_div, a0_size0, a0_size0_div);\n"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(TensorCoreConv, OddChannelCountsArePadded) {
+  // 3 input channels (zero channels up to 8) into 24 outputs (zero weights up to 32).
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find(conv_min({3, 24, 64, 0}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("#define CIN 3\n#define CINP ((CIN + 7) / 8 * 8)\n#define COUT 24\n"));
+  EXPECT_THAT(found[0].statements.back(), HasSubstr(", shared_mem=" + std::to_string(4 * (9 * 8 * 32 + 2 * 8 * 360)) + ")"));
+  hiera::testing::expect_kernels_compile(found[0]);
+}
+
+TEST(TensorCoreConv, LeftAloneWithTheReason) {
+  const auto reason = [](const OpGraph& graph) {
+    std::vector<SkippedRewrite> skipped;
+    EXPECT_TRUE(find(graph, skipped).empty());
+    return skipped.size() == 1 ? skipped[0].node + ": " + skipped[0].reason : std::to_string(skipped.size()) + " skipped";
+  };
+  const std::string prefix = "conv: TF32 implicit-GEMM convolution: conv: ";
+  EXPECT_EQ(reason(conv_min({16, 64, 256, 0, 2})), prefix + "stride 2");
+  EXPECT_EQ(reason(conv_min({16, 128})), prefix + "128 output channels (up to 64)");
+  EXPECT_EQ(reason(conv_relu_scale({32, 64, 256, 1, 1, "bfloat16"})),
+            prefix + "a bfloat16 convolution (TF32 is for float32)");
+  EXPECT_EQ(reason(conv_relu_scale({32, 64, 256, 1}, true)),
+            prefix + "its output does not go whole into an elementwise group or a reduction over channels");
+  // 64 -> 64 channels: 144 KiB of weights and two tiles of 64 channels.
+  EXPECT_EQ(reason(conv_relu_scale({64, 64, 256, 1})),
+            "conv: TF32 implicit-GEMM convolution: weights and two input tiles take 356 KiB of shared memory, over 227");
+}
+
+}  // namespace
