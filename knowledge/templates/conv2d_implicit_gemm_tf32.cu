@@ -41,7 +41,8 @@
 // reduced         the reduction's value from its accumulator acc (reduce 1)
 // functions       device helper functions the element function calls, or nothing
 // element_params  the element function's parameters after i and v, each starting with a comma
-// body            statements computing the epilogue of element i whose convolution (or reduction) value is v
+// body            statements computing the epilogue of element i (of channel c, 0 after a reduction) whose
+//                 convolution (or reduction) value is v
 // result          the epilogue's value as a float expression
 // params          the epilogue's kernel parameters (pointers, broadcast sizes), each followed by a comma
 // element_args    the element function's arguments after i and v, each starting with a comma
@@ -99,7 +100,7 @@ __device__ __forceinline__ void hiera_cp_async_wait_one() { asm volatile("cp.asy
 #endif
 
 {{functions}}
-__device__ __forceinline__ float {{kernel_name}}_element(const index_t i, const float v{{element_params}}) {
+__device__ __forceinline__ float {{kernel_name}}_element(const index_t i, const float v, const int c{{element_params}}) {
   {{body}}
   return {{result}};
 }
@@ -268,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         if (inside && t == 0) {
           const float acc = a;
           const index_t e = ((index_t)n * out_height + oh) * out_width + ow;
-          out[e] = {{kernel_name}}_element(e, {{reduced}}{{element_args}});
+          out[e] = {{kernel_name}}_element(e, {{reduced}}, 0{{element_args}});
         }
 #else
         if (inside) {
@@ -280,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
               if (j * 8 + 2 * t + k >= COUT) continue;
 #endif
               const index_t e = (((index_t)n * COUT + j * 8 + 2 * t + k) * out_height + oh) * out_width + ow;
-              out[e] = {{kernel_name}}_element(e, frag[i][j][2 * h + k] + bias_of[j][k]{{element_args}});
+              out[e] = {{kernel_name}}_element(e, frag[i][j][2 * h + k] + bias_of[j][k], j * 8 + 2 * t + k{{element_args}});
             }
         }
 #endif

@@ -331,6 +331,9 @@ std::string ElementwiseProgram::offset(Leaf& leaf) {
     leaf.full_size = true;
     return "i";
   }
+  if (!options_.channel_index.empty() && options_.memory_order.empty() && n >= 2 && padded[1] == elements &&
+      logical[1] == elements)
+    return options_.channel_index;  // contiguous, and only dimension 1 is not broadcast
   // The index space and the leaf's dimensions in memory order; the leaf is
   // contiguous in its own order, which must be the same order.
   std::vector<std::size_t> order = options_.memory_order;

@@ -81,6 +81,11 @@ struct ProgramOptions {
   // loads them as one pack instead of VEC scalar loads and index computations.
   // The launch must check size % VEC == 0 and the leaf's alignment (lane_packed()).
   int lane_packs = 0;
+  // The index of dimension 1 (the channel of [N, C, ...]) at element i, when
+  // the kernel knows it under this name: a leaf that varies along dimension 1
+  // alone (a per-channel [C, 1, 1] operand) is then read at it, without index
+  // math. Empty: such leaves are indexed from i like the others.
+  std::string channel_index;
   // Round every half/bfloat16 intermediate as eager stores it (true), or keep
   // intermediates in float and round only what is stored, as torch.compile's
   // kernels do: fewer instructions, and values within the dtype's rounding of

@@ -256,6 +256,8 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const Ge
   po.shape_python = prefix + "shape";
   po.prefix = "a";
   po.index64 = std::max(out_node->meta->elements(), conv.meta->elements()) >= kIndex64From;
+  // The kernel knows each value's channel: per-channel operands are read at it, without index math.
+  if (!e.reduction) po.channel_index = "c";
   std::set<std::string> members;
   if (e.group) members = e.group->members;
   ElementwiseProgram program(graph, members, po);

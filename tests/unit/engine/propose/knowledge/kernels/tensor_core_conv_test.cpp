@@ -114,11 +114,12 @@ TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
   // The minimum with torch's NaN rule, over the thread's channels and then the position's four lanes.
   EXPECT_THAT(source, HasSubstr("        float a = HIERA_INF;\n"));
   EXPECT_THAT(source, HasSubstr("            a = (a != a || a < b) ? a : b;\n"));
-  EXPECT_THAT(source, HasSubstr("__device__ __forceinline__ float conv_tc_tanh_1_element(const index_t i, const float v) {\n"
+  EXPECT_THAT(source, HasSubstr("__device__ __forceinline__ float conv_tc_tanh_1_element(const index_t i, const float v, "
+                                "const int c) {\n"
                                 "  const float t0 = tanhf(v);\n  const float t1 = tanhf(t0);\n  return t1;\n}"));
   EXPECT_THAT(source, HasSubstr("          const float acc = a;\n"
                                 "          const index_t e = ((index_t)n * out_height + oh) * out_width + ow;\n"
-                                "          out[e] = conv_tc_tanh_1_element(e, acc);\n"));
+                                "          out[e] = conv_tc_tanh_1_element(e, acc, 0);\n"));
   hiera::testing::expect_kernels_compile(r);
 }
 
@@ -134,24 +135,23 @@ TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
             "'conv' (32 -> 64 channels, 3x3) on TF32 tensor cores with relu + mul in its epilogue: the convolution's "
             "output never reaches memory (3xTF32 when cuDNN may not use TF32)");
   // 72 KiB of weights and two tiles of 32 channels x 10 rows x 40 floats (padding 1 starts the tile's
-  // chunks 4 columns early): one block an SM. The scale is read at (i / (H * W)) % C.
+  // chunks 4 columns early): one block an SM. The scale is read at the value's channel, which the kernel knows.
   ASSERT_EQ(r.statements.size(), 6u);
   EXPECT_EQ(r.statements[0], "_mul_shape = torch.Size((x.shape[0], 64, x.shape[2], x.shape[3]))");
   EXPECT_EQ(r.statements[2], "assert scale.dtype == torch.float32, \"kernel conv_tc_mul expects float32 scale\"");
   EXPECT_EQ(r.statements[5],
             "_kernel(\"conv_tc_mul\" if _hiera_cudnn_tf32() else \"conv_tc_mul_3xtf32\")(_grid(_mul_shape[0] * "
             "((_mul_shape[-2] + 7) // 8) * ((_mul_shape[-1] + 31) // 32) * 256, 256, 1), 256, _mul_x, "
-            "self.conv.weight.contiguous(), self.conv.bias.contiguous(), scale.contiguous(), "
-            "_mul_shape[2:].numel(), nvrtc_runtime.uint64(_divider(_mul_shape[2:].numel())), _mul_shape[1:2].numel(), "
-            "nvrtc_runtime.uint64(_divider(_mul_shape[1:2].numel())), mul, x.shape[0], x.shape[2], _mul_x.shape[3], "
-            "_mul_shape[-2], _mul_shape[-1], shared_mem=182272)");
+            "self.conv.weight.contiguous(), self.conv.bias.contiguous(), scale.contiguous(), mul, x.shape[0], "
+            "x.shape[2], _mul_x.shape[3], _mul_shape[-2], _mul_shape[-1], shared_mem=182272)");
   const std::string& source = r.kernels[0].source;
   EXPECT_THAT(source, HasSubstr("#define PITCH 40\n#define CS 424\n"));
   EXPECT_THAT(source, HasSubstr("#define REDUCE 0\n"));
-  EXPECT_THAT(source, HasSubstr("const float a0_v = static_cast<float>(a0[hiera_mod(hiera_div(i, a0_inner0_div), "
-                                "a0_size0, a0_size0_div)]);"));
+  EXPECT_THAT(source, HasSubstr("float conv_tc_mul_element(const index_t i, const float v, const int c, "
+                                "const float* __restrict__ a0) {\n  const float t0 = hiera_clamp_min(v, 0.0f);\n"
+                                "  const float a0_v = static_cast<float>(a0[c]);\n  const float t1 = t0 * a0_v;\n"));
   EXPECT_THAT(source, HasSubstr("              out[e] = conv_tc_mul_element(e, frag[i][j][2 * h + k] + bias_of[j][k], "
-                                "a0, a0_inner0, a0_inner0_div, a0_size0, a0_size0_div);\n"));
+                                "j * 8 + 2 * t + k, a0);\n"));
   hiera::testing::expect_kernels_compile(r);
 }
 
