@@ -3,9 +3,11 @@
 // m16n8k8), reading the NCHW input as it lies, with what follows the
 // convolution computed in the epilogue from the accumulators: an
 // elementwise function of each output element (bias, activations,
-// per-channel scales), or a reduction over all output channels of a
-// position followed by an elementwise function of the result. The
-// convolution's output never reaches memory.
+// per-channel scales); a reduction over all output channels of a position
+// followed by an elementwise function of the result; or an elementwise
+// function of each element (after a 2x2 average pool with POOL) summed over
+// the whole image (each tile's sum to out[tile], then _images sums each
+// image's tiles in a fixed order). The convolution's output never reaches memory.
 //
 // Blocks are persistent: each loads every weight once into shared memory,
 // permuted into the B fragments the warps read (16 bytes a lane), and walks
@@ -20,7 +22,7 @@
 // conflicts. With SPLIT each operand is split into a TF32 high part and a
 // TF32 remainder and three products are summed (3xTF32: float32 accuracy at
 // three times the tensor work), for when TF32 is not allowed.
-// Launch: block 32 * BM / (16 * MT), grid = min(tiles, SMs x blocks per SM),
+// Launch: block 32 * ROWS * BW / (16 * MT), grid = min(tiles, SMs x blocks per SM),
 // dynamic shared memory 4 * (KH * KW * CINP * COUTP + 2 * CINP * channel_stride) bytes.
 //
 // Placeholders:
@@ -35,7 +37,8 @@
 // pitch           floats of a tile row in shared memory (a multiple of 4)
 // channel_stride  floats between the channels of the tile (8 mod 32)
 // split           1: 3xTF32, 0: TF32
-// reduce          1: the epilogue reduces over the output channels first, 0: it does not
+// reduce          0: elementwise; 1: a reduction over the output channels first; 2: summed over the image
+// pool            1: a 2x2 average pool (stride 2) before the element function (reduce 2), else 0
 // identity        the reduction's identity (reduce 1)
 // combine         the reduction's combination of a and b (reduce 1)
 // reduced         the reduction's value from its accumulator acc (reduce 1)
@@ -62,6 +65,7 @@ typedef {{index_t}} index_t;
 #define CS {{channel_stride}}
 #define SPLIT {{split}}
 #define REDUCE {{reduce}}
+#define POOL {{pool}}
 #define COUTP ((COUT + 15) / 16 * 16)  // n-tiles go in pairs; the extra channels have zero weights
 #define NT (COUTP / 8)
 #define WM (MT * 16)
@@ -109,6 +113,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 {{kernel_name}}(const float* __restrict__ x, const float* __restrict__ weight, const float* __restrict__ bias,
                 {{params}}float* __restrict__ out, int batch, int height, int pitch, int out_height, int out_width) {
   HIERA_DYNAMIC_SHARED(float, shared);
+#if REDUCE == 2
+  __shared__ float tile_sums[THREADS / 32];
+#endif
   float* s_weight = shared;                // B fragments: [kstep][pair of n-tiles][lane] x 4 floats
   float* s_input = shared + WEIGHT_FLOATS;  // two tiles of PATCH floats
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -159,7 +166,15 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   if (tile < tiles) fetch(tile, s_input);
   hiera_cp_async_commit();
   int current = 0;
+#if POOL
+  // This warp's positions: 16 columns of two tile rows, m-tile i on row `row + i` (a 2x2 window's
+  // rows in one thread).
+  const int row = 2 * (warp / (BW / 16)), col0 = 16 * (warp % (BW / 16));
+#define M_STEP PITCH
+#else
   const int m0 = warp * WM, row = m0 / BW, col0 = m0 % BW;  // this warp's positions: one tile row
+#define M_STEP 16
+#endif
   for (; tile < tiles; tile += gridDim.x) {
     if (tile + (int)gridDim.x < tiles) fetch(tile + gridDim.x, s_input + (current ^ 1) * PATCH);
     hiera_cp_async_commit();
@@ -201,7 +216,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #endif
 #pragma unroll
           for (int i = 0; i < MT; ++i) {
-            const float* p = a_base + c0 * CS + r * PITCH + q + i * 16;
+            const float* p = a_base + c0 * CS + r * PITCH + q + i * M_STEP;
             const float f[4] = {p[0], p[8], p[4 * CS], p[4 * CS + 8]};
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
@@ -239,8 +254,53 @@ extern "C" __global__ void __launch_bounds__(THREADS)
           }
         }
 
-    // Epilogue: frag[i][j][k] is position col0 + 16 i + g + 8 (k / 2), channel 8 j + 2 t + k % 2.
+    // Epilogue: frag[i][j][k] is channel 8 j + 2 t + k % 2 at column col0 + g + 8 (k / 2) of m-tile i:
+    // columns 16 i further on (rows 1 lower with POOL).
     const int tw = tile % tiles_w, th = (tile / tiles_w) % tiles_h, n = tile / (tiles_w * tiles_h);
+#if REDUCE == 2
+    float total = 0.0f;  // this thread's share of the image's sum
+#if POOL
+    // A 2x2 window: the thread's two m-tiles (rows oh0, oh0 + 1) and the lane of g ^ 1 (the next column).
+    const int oh0 = th * ROWS + row, pooled_h = out_height / 2, pooled_w = out_width / 2;
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int k = 0; k < 2; ++k)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int c = j * 8 + 2 * t + k, ow = tw * BW + col0 + g + 8 * h;
+          float window = (frag[0][j][2 * h + k] + bias_of[j][k]) + (frag[1][j][2 * h + k] + bias_of[j][k]);
+          window += __shfl_xor_sync(0xffffffffu, window, 4);
+          const int ph = oh0 / 2, pw = ow / 2;
+          if (c < COUT && (g & 1) == 0 && ph < pooled_h && pw < pooled_w) {
+            const index_t e = (((index_t)n * COUT + c) * pooled_h + ph) * pooled_w + pw;
+            total += {{kernel_name}}_element(e, window * 0.25f, c{{element_args}});
+          }
+        }
+#else
+    const int oh = th * ROWS + row;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int ow = tw * BW + col0 + i * 16 + g + 8 * h;
+        if (oh < out_height && ow < out_width) {
+#pragma unroll
+          for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int k = 0; k < 2; ++k) {
+              const int c = j * 8 + 2 * t + k;
+              const index_t e = (((index_t)n * COUT + c) * out_height + oh) * out_width + ow;
+              if (c < COUT) total += {{kernel_name}}_element(e, frag[i][j][2 * h + k] + bias_of[j][k], c{{element_args}});
+            }
+        }
+      }
+#endif
+    // The tile's sum, in a fixed order (lanes, then warps): out[tile], summed per image by _images.
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) total += __shfl_xor_sync(0xffffffffu, total, offset);
+    if (lane == 0) tile_sums[warp] = total;
+#else
     const int oh = th * ROWS + row;
 #pragma unroll
     for (int i = 0; i < MT; ++i)
@@ -248,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       for (int h = 0; h < 2; ++h) {
         const int ow = tw * BW + col0 + i * 16 + g + 8 * h;
         const bool inside = oh < out_height && ow < out_width;
-#if REDUCE
+#if REDUCE == 1
         float a = {{identity}};
 #pragma unroll
         for (int j = 0; j < NT; ++j)
@@ -286,7 +346,37 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         }
 #endif
       }
+#endif
     __syncthreads();  // every warp is done with `input` before the next fetch overwrites it
+#if REDUCE == 2
+    if (tid == 0) {
+      float sum = 0.0f;
+      for (int w = 0; w < THREADS / 32; ++w) sum += tile_sums[w];
+      out[tile] = sum;
+    }
+#endif
     current ^= 1;
   }
 }
+
+#if REDUCE == 2
+// out[n] = scale * the sum of image n's tile sums, in a fixed order: one block of 256 threads per image.
+extern "C" __global__ void __launch_bounds__(256)
+{{kernel_name}}_images(const float* __restrict__ tile_sum, float* __restrict__ out, int images, int tiles_per_image,
+                       float scale) {
+  __shared__ float warp_sums[8];
+  if ((int)blockIdx.x >= images) return;  // an empty batch still launches one block
+  const float* sums = tile_sum + (long long)blockIdx.x * tiles_per_image;
+  float total = 0.0f;
+  for (int k = threadIdx.x; k < tiles_per_image; k += 256) total += sums[k];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) total += __shfl_xor_sync(0xffffffffu, total, offset);
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = total;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float sum = 0.0f;
+    for (int w = 0; w < 8; ++w) sum += warp_sums[w];
+    out[blockIdx.x] = sum * scale;
+  }
+}
+#endif

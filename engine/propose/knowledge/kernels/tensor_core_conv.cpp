@@ -160,12 +160,75 @@ Layout layout(const Geometry& g) {
 // The epilogue: what the kernel computes from each convolution value (or each reduction over channels).
 struct Epilogue {
   const ElementwiseGroup* group = nullptr;     // the elementwise ops, if any
-  const graph::Node* reduction = nullptr;      // the reduction over channels, if any
+  const graph::Node* reduction = nullptr;      // the reduction over channels, or over all but the batch (image)
   const graph::Node* reduced = nullptr;        // the node holding its value (max/min: the values)
   std::optional<ReductionFormula> formula;
+  bool image = false;                          // `reduction` sums (or averages) each image
+  const graph::Node* pool = nullptr;           // a 2x2 average pool before the group (image sums only)
   std::string produces;
   std::set<std::string> covered;
 };
+
+// The node's value as the group after it reads it: the pool's output, else the convolution's.
+const graph::Node& epilogue_input(const graph::Node& conv, const Epilogue& e) { return e.pool ? *e.pool : conv; }
+
+// A module int-or-pair attribute (or call argument) equal to `value` in both dimensions; `fallback` when absent or None.
+bool pair_is(const graph::OpGraph& graph, const graph::Node& node, std::size_t position, const char* name,
+             std::int64_t value, std::int64_t fallback) {
+  std::optional<nlohmann::json> attr;
+  if (node.op == "call_module") {
+    attr = module_attr(graph, node, name);
+  } else if (const graph::Arg* arg = argument(node, position, name); arg && arg->kind != graph::Arg::Kind::None) {
+    const auto dims = dims_argument(node, position, name);
+    if (!dims) return false;
+    attr = nlohmann::json(*dims);
+  }
+  if (!attr || attr->is_null()) return fallback == value;
+  if (attr->is_number_integer()) return attr->get<std::int64_t>() == value;
+  if (!attr->is_array() || attr->empty() || attr->size() > 2) return false;
+  for (const auto& v : *attr)
+    if (!v.is_number_integer() || v.get<std::int64_t>() != value) return false;
+  return true;
+}
+
+// AvgPool2d(2) / avg_pool2d(x, 2): a 2x2 window, stride 2, no padding, floor mode, no divisor override.
+bool two_by_two_average(const graph::OpGraph& graph, const graph::Node& node) {
+  if (node.kind != "avg_pool2d" || !node.meta) return false;
+  try {
+    const auto flag_set = [&](std::size_t position, const char* name) {
+      if (node.op == "call_module") {
+        const auto attr = module_attr(graph, node, name);
+        return attr && !attr->is_null() && *attr != false;
+      }
+      const graph::Arg* arg = argument(node, position, name);
+      return arg && arg->kind != graph::Arg::Kind::None && bool_argument(node, position, name).value_or(true);
+    };
+    const auto divisor = node.op == "call_module" ? module_attr(graph, node, "divisor_override") : std::nullopt;
+    const graph::Arg* divisor_arg = node.op == "call_module" ? nullptr : argument(node, 6, "divisor_override");
+    return pair_is(graph, node, 1, "kernel_size", 2, 0) && pair_is(graph, node, 2, "stride", 2, 2) &&
+           pair_is(graph, node, 3, "padding", 0, 0) && !flag_set(4, "ceil_mode") &&
+           (!divisor || divisor->is_null()) && (!divisor_arg || divisor_arg->kind == graph::Arg::Kind::None);
+  } catch (const Unsupported&) {
+    return false;
+  }
+}
+
+// sum / mean over every dimension but the first of a 4D tensor, without a dtype.
+bool sums_each_image(const graph::Node& node) {
+  if ((node.kind != "sum" && node.kind != "mean") || !node.meta) return false;
+  if (const auto* dtype = argument(node, 3, "dtype"); dtype && dtype->kind != graph::Arg::Kind::None) return false;
+  std::optional<std::vector<std::int64_t>> dims;
+  try {
+    dims = dims_argument(node, 1, "dim");
+  } catch (const Unsupported&) {
+    return false;
+  }
+  if (!dims || dims->size() != 3) return false;
+  std::set<std::int64_t> seen;
+  for (const auto d : *dims)
+    if (const auto n = normalize_dim(d, 4)) seen.insert(*n);
+  return seen == std::set<std::int64_t>{1, 2, 3};
+}
 
 // The elementwise group that takes the whole of `value`, or null.
 const ElementwiseGroup* group_taking(const std::vector<ElementwiseGroup>& groups, const graph::Node& value) {
@@ -214,10 +277,29 @@ Epilogue epilogue_of(const graph::OpGraph& graph, const graph::Node& conv, const
       return e;
     }
   }
+  // conv [-> 2x2 average pool] [-> elementwise group] -> sum or mean of each image.
+  if (only && !covered.count(only->name) && two_by_two_average(graph, *only) && only->users.size() == 1) e.pool = only;
+  const graph::Node& value = epilogue_input(conv, e);
+  e.group = group_taking(groups, value);
+  const graph::Node* root = e.group ? graph.find(e.group->root) : &value;
+  if (!root || !root->meta || root->meta->shape != value.meta->shape)
+    throw Unsupported(conv.name + ": the elementwise ops after it change its shape (a broadcast)");
+  const graph::Node* last = root->users.size() == 1 ? graph.find(root->users.front()) : nullptr;
+  if (last && !covered.count(last->name) && sums_each_image(*last)) {
+    e.image = true;
+    e.reduction = last;
+    e.produces = last->name;
+    e.covered.insert(last->name);
+    if (e.pool) e.covered.insert(e.pool->name);
+    if (e.group) e.covered.insert(e.group->members.begin(), e.group->members.end());
+    return e;
+  }
+  e.pool = nullptr;
   e.group = group_taking(groups, conv);
   if (!e.group || e.group->computing_ops == 0)
-    throw Unsupported(conv.name + ": its output does not go whole into an elementwise group or a reduction over channels");
-  const graph::Node* root = graph.find(e.group->root);
+    throw Unsupported(conv.name + ": its output does not go whole into an elementwise group, a reduction over channels "
+                      "or a sum of each image");
+  root = graph.find(e.group->root);
   if (!root || !root->meta || root->meta->shape != conv.meta->shape)
     throw Unsupported(conv.name + ": the elementwise ops after it change its shape (a broadcast)");
   // Ops before a norm, softmax or reduction are that kernel's prologue (row_fusion.h), which reads
@@ -234,11 +316,12 @@ Epilogue epilogue_of(const graph::OpGraph& graph, const graph::Node& conv, const
 
 // "min over channels + tanh + tanh", "add + hardswish + clamp + mul".
 std::string describe_epilogue(const graph::OpGraph& graph, const Epilogue& e) {
-  std::string out = e.reduction ? e.reduction->kind + " over channels" : "";
+  std::string out = e.reduction && !e.image ? e.reduction->kind + " over channels" : e.pool ? "avg_pool2d" : "";
   for (const auto& node : graph.nodes) {
     if (!e.group || !e.group->members.count(node.name)) continue;
     out += (out.empty() ? "" : " + ") + (node.kind == "unknown" ? target_base(node) : node.kind);
   }
+  if (e.image) out += (out.empty() ? "" : " + ") + e.reduction->kind + " of each image";
   return out;
 }
 
@@ -251,18 +334,21 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const Ge
     throw Unsupported(e.produces + ": the epilogue's result is not a float32 tensor");
   const std::string prefix = "_" + e.produces + "_";
   const std::string kernel = "conv_tc_" + e.produces;
+  // The element function's index space: the group's (its root's shape), the pool's or the convolution's before an
+  // image sum, the reduced one after a reduction over channels.
+  const graph::Node& space = e.image ? (e.group ? *graph.find(e.group->root) : epilogue_input(conv, e)) : *out_node;
   ProgramOptions po;
-  po.shape = out_node->meta->shape;
+  po.shape = space.meta->shape;
   po.shape_python = prefix + "shape";
   po.prefix = "a";
-  po.index64 = std::max(out_node->meta->elements(), conv.meta->elements()) >= kIndex64From;
+  po.index64 = std::max(space.meta->elements(), conv.meta->elements()) >= kIndex64From;
   // The kernel knows each value's channel: per-channel operands are read at it, without index math.
-  if (!e.reduction) po.channel_index = "c";
+  if (!e.reduced) po.channel_index = "c";
   std::set<std::string> members;
   if (e.group) members = e.group->members;
   ElementwiseProgram program(graph, members, po);
-  program.bind(e.reduced ? e.reduced->name : conv.name, "v");
-  const std::string result = program.value(e.produces);
+  program.bind(e.reduced ? e.reduced->name : epilogue_input(conv, e).name, "v");
+  const std::string result = program.value(e.group ? e.group->root : space.name);
 
   std::string params;
   for (const auto& parameter : program.kernel_parameters()) params += parameter.declaration + ", ";
@@ -280,7 +366,8 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const Ge
       {"mt", std::to_string(kConvWarpTiles)},
       {"pitch", std::to_string(l.pitch)},
       {"channel_stride", std::to_string(l.channel_stride)},
-      {"reduce", e.reduction ? "1" : "0"},
+      {"reduce", e.image ? "2" : e.reduction ? "1" : "0"},
+      {"pool", e.pool ? "1" : "0"},
       {"identity", e.formula ? e.formula->identity : "0.0f"},
       {"combine", e.formula ? e.formula->combine : "a + b"},
       {"reduced", e.formula ? e.formula->value : "acc"},
@@ -303,38 +390,64 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const Ge
     values["split"] = split ? "1" : "0";
     r.kernels.push_back({values["kernel_name"], fill_kernel_template(*options.knowledge, "conv2d_implicit_gemm_tf32.cu", values), {}});
   }
+  // The per-image sums: the same source's second entry point.
+  if (e.image) r.kernels.push_back({kernel + "_images", r.kernels.front().source, {}});
   r.definitions = {kConvInput, kTf32Allowed};
   r.description = "'" + conv.name + "' (" + std::to_string(g.cin) + " -> " + std::to_string(g.cout) + " channels, " +
                   dims_text(g.kh, g.kw) + ") on TF32 tensor cores with " + describe_epilogue(graph, e) +
                   " in its epilogue: the convolution's output never reaches memory (3xTF32 when cuDNN may not use TF32)";
 
-  const std::string x = prefix + "x";
+  const std::string x = prefix + "x", hw = prefix + "hw";
   const std::string& in = g.input->name;
-  std::string shape = "torch.Size((" + in + ".shape[0], ";
-  const std::string out_h = python_plus(in + ".shape[2]", 2 * g.pad_h - g.kh + 1);
-  const std::string out_w = python_plus(in + ".shape[3]", 2 * g.pad_w - g.kw + 1);
-  if (!e.reduction) shape += std::to_string(g.cout) + ", ";
-  else if (out_node->meta->shape.size() == 4) shape += "1, ";
-  shape += out_h + ", " + out_w + "))";
+  const std::string count = std::to_string(g.cout);
   auto& s = r.statements;
-  s.push_back(prefix + "shape = " + shape);
+  s.push_back(hw + " = (" + python_plus(in + ".shape[2]", 2 * g.pad_h - g.kh + 1) + ", " +
+              python_plus(in + ".shape[3]", 2 * g.pad_w - g.kw + 1) + ")");
+  // The element function's index space (the broadcast sizes of its operands come from it) and the output's shape.
+  const std::string pooled = e.pool ? "(" + hw + "[0] // 2, " + hw + "[1] // 2)" : hw;
+  const std::size_t out_rank = out_node->meta->shape.size();
+  if (e.image) {
+    s.push_back(prefix + "shape = torch.Size((" + in + ".shape[0], " + count + ") + " + pooled + ")");
+  } else if (e.reduction) {
+    s.push_back(prefix + "shape = torch.Size((" + in + ".shape[0]" + (out_rank == 4 ? ", 1)" : ",)") + " + " + hw + ")");
+  } else {
+    s.push_back(prefix + "shape = torch.Size((" + in + ".shape[0], " + count + ") + " + hw + ")");
+  }
   s.push_back("assert " + in + ".dim() == 4 and " + in + ".shape[1] == " + std::to_string(g.cin) + " and " + in +
-              ".dtype == torch.float32 and " + g.weight + ".shape == (" + std::to_string(g.cout) + ", " +
-              std::to_string(g.cin) + ", " + std::to_string(g.kh) + ", " + std::to_string(g.kw) + "), \"kernel " + kernel +
-              " computes a float32 conv2d of " + std::to_string(g.cin) + " channels into " + std::to_string(g.cout) + "\"");
+              ".dtype == torch.float32 and " + g.weight + ".shape == (" + count + ", " + std::to_string(g.cin) + ", " +
+              std::to_string(g.kh) + ", " + std::to_string(g.kw) + "), \"kernel " + kernel +
+              " computes a float32 conv2d of " + std::to_string(g.cin) + " channels into " + count + "\"");
   const std::vector<const ElementwiseProgram*> programs = {&program};
   if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
   s.push_back(x + " = _hiera_conv_input(" + in + ")");
-  s.push_back(e.produces + " = torch.empty(" + prefix + "shape, dtype=torch.float32, device=" + in + ".device)");
-  const std::string tiles = prefix + "shape[0] * ((" + prefix + "shape[-2] + " + std::to_string(kConvTileRows - 1) + ") // " +
-                            std::to_string(kConvTileRows) + ") * ((" + prefix + "shape[-1] + " +
-                            std::to_string(kConvTileColumns - 1) + ") // " + std::to_string(kConvTileColumns) + ")";
+  const std::string tiles_per_image = "((" + hw + "[0] + " + std::to_string(kConvTileRows - 1) + ") // " +
+                                      std::to_string(kConvTileRows) + ") * ((" + hw + "[1] + " +
+                                      std::to_string(kConvTileColumns - 1) + ") // " + std::to_string(kConvTileColumns) + ")";
+  std::string target = e.produces;
+  if (e.image) {
+    target = prefix + "sums";
+    s.push_back(target + " = torch.empty(" + in + ".shape[0] * " + tiles_per_image + ", dtype=torch.float32, device=" +
+                in + ".device)");
+    s.push_back(e.produces + " = torch.empty((" + in + ".shape[0]," + (out_rank == 4 ? " 1, 1, 1" : "") +
+                "), dtype=torch.float32, device=" + in + ".device)");
+  } else {
+    s.push_back(e.produces + " = torch.empty(" + prefix + "shape, dtype=torch.float32, device=" + in + ".device)");
+  }
   const std::string arguments = join_arguments(
       {x, g.weight + ".contiguous()", g.bias == "None" ? "None" : g.bias + ".contiguous()", launch_arguments(program),
-       e.produces, in + ".shape[0]", in + ".shape[2]", x + ".shape[3]", prefix + "shape[-2]", prefix + "shape[-1]"});
-  s.push_back("_kernel(\"" + kernel + "\" if _hiera_cudnn_tf32() else \"" + kernel + "_3xtf32\")(_grid(" + tiles + " * " +
-              std::to_string(kThreads) + ", " + std::to_string(kThreads) + ", " + std::to_string(l.blocks_per_sm) + "), " +
-              std::to_string(kThreads) + ", " + arguments + ", shared_mem=" + std::to_string(l.shared_bytes) + ")");
+       target, in + ".shape[0]", in + ".shape[2]", x + ".shape[3]", hw + "[0]", hw + "[1]"});
+  s.push_back("_kernel(\"" + kernel + "\" if _hiera_cudnn_tf32() else \"" + kernel + "_3xtf32\")(_grid(" + in +
+              ".shape[0] * " + tiles_per_image + " * " + std::to_string(kThreads) + ", " + std::to_string(kThreads) +
+              ", " + std::to_string(l.blocks_per_sm) + "), " + std::to_string(kThreads) + ", " + arguments +
+              ", shared_mem=" + std::to_string(l.shared_bytes) + ")");
+  if (e.image) {
+    // mean: torch multiplies the sum by 1 / count.
+    const std::string scale = e.reduction->kind == "mean"
+                                  ? "1.0 / (" + count + " * " + prefix + "shape[2] * " + prefix + "shape[3])"
+                                  : "1.0";
+    s.push_back("_kernel(\"" + kernel + "_images\")(max(" + in + ".shape[0], 1), 256, " + target + ", " + e.produces +
+                ", " + in + ".shape[0], " + tiles_per_image + ", " + scale + ")");
+  }
   return r;
 }
 

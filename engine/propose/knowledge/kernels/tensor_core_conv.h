@@ -6,7 +6,10 @@
 //   - the elementwise group that takes its whole output (bias, activations,
 //     per-channel scales, clamps), or
 //   - a reduction over its channels (sum, mean, amax, amin, the values of
-//     max / min over dim 1) and the elementwise group after that.
+//     max / min over dim 1) and the elementwise group after that, or
+//   - an optional 2x2 average pool and elementwise group, summed (or
+//     averaged) over each image: per-tile sums, then one block per image
+//     adds its tiles' in a fixed order (deterministic, no atomics).
 // cuDNN writes the whole output and the ops after it read it back; with a
 // reduction over channels that output is the largest tensor of the forward.
 //
@@ -35,8 +38,9 @@ namespace hiera::engine::propose::knowledge_proposer::kernels {
 inline constexpr int kConvTileRows = 8;
 inline constexpr int kConvTileColumns = 32;
 inline constexpr int kConvWarpTiles = 2;
-// Dynamic shared memory a block may have on sm_90 (227 KiB).
-inline constexpr int kConvSharedLimit = 232448;
+// Dynamic shared memory a block may have on sm_90: 227 KiB, less 1 KiB for
+// the kernel's static shared memory (an image sum's per-warp totals).
+inline constexpr int kConvSharedLimit = 232448 - 1024;
 
 // One replacement per float32 conv2d not in `covered` whose output goes
 // whole into an elementwise group or a reduction over channels; the ones

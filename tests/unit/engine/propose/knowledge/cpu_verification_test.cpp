@@ -101,7 +101,7 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
 
 // S3 with the real templates on the fusion samples, the generated kernels run
 // on the CPU: every candidate offered, channels_last convolution epilogues
-// and TF32 implicit-GEMM convolutions (02, 08, 09, 12: their 3xTF32 form)
+// and TF32 implicit-GEMM convolutions (02, 08, 09, 12, 20: their 3xTF32 form)
 // among them.
 TEST(KnowledgeProposerOnCpu, SampleCandidatesWithGeneratedKernels) {
   const std::string python = torch_python();
@@ -117,7 +117,7 @@ TEST(KnowledgeProposerOnCpu, SampleCandidatesWithGeneratedKernels) {
       {"samples/fusion_12_conv2d_mish_mish", s3, 9, 8},
       {"samples/fusion_13_conv3d_leakyrelu_bias_clamp_gelu", s3, 9, 7},
       {"samples/fusion_14_residual_add_layernorm", s3, 9, 5},
-      {"samples/fusion_20_conv2d_avgpool_sigmoid_sum", s3, 9, 5},
+      {"samples/fusion_20_conv2d_avgpool_sigmoid_sum", s3, 9, 7},
       {"samples/fusion_21_convtranspose2d_bias_tanh", s3, 9, 7},
       {"samples/fusion_26_linear_log_softmax", s3, 9, 5},
       {"samples/fusion_17_rotary_embedding", s3, 9, 5},

@@ -398,6 +398,23 @@ OpGraph conv_mean_channels() {
   return b.build({"sigmoid"});
 }
 
+// self.conv(x) (3 -> 8 channels) -> AvgPool2d(2) -> sigmoid -> sum over dims 1, 2, 3 (fusion/20): a
+// 13 x 12 output pools to 6 x 6 (its last row is in no window); rows of 14 get zero columns added.
+OpGraph conv_pool_sum() {
+  GraphBuilder b;
+  b.input("x", {2, 3, 15, 14});
+  b.module("conv", "Conv2d",
+           {{"in_channels", 3}, {"out_channels", 8}, {"bias", true}, {"padding", {0, 0}}, {"padding_mode", "zeros"}},
+           {{"weight", {8, 3, 3, 3}}, {"bias", {8}}});
+  b.module("pool", "AvgPool2d", {{"kernel_size", 2}, {"stride", 2}, {"padding", 0}, {"ceil_mode", false}});
+  b.call("conv", "call_module", "conv", "conv2d", {node_arg("x")}, {}, {2, 8, 13, 12}, "float32", "self.conv(x)");
+  b.call("pool", "call_module", "pool", "avg_pool2d", {node_arg("conv")}, {}, {2, 8, 6, 6}, "float32", "self.pool(conv)");
+  b.call("sigmoid", "call_function", "torch.sigmoid", "sigmoid", {node_arg("pool")}, {}, {2, 8, 6, 6});
+  b.call("total", "call_function", "torch.sum", "sum", {node_arg("sigmoid")},
+         {{"dim", list_arg({int_arg(1), int_arg(2), int_arg(3)})}}, {2});
+  return b.build({"total"});
+}
+
 // self.conv(x) of an nn.Conv3d with a bias -> GroupNorm(4, 8) -> relu: the channels_last_3d
 // form (memory order N, D, H, W, C) of the split statistics.
 OpGraph conv3d_group_norm() {
@@ -588,6 +605,12 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                    {padded_module, tf32_on}, {}, false, 0.0, false, 0, 2e-2});
   cases.push_back({"tensor_core_conv_mean_3xtf32", conv_mean_channels(), {{"sigmoid", conv_mean}}, conv_mean_recipes,
                    {padded_module, tf32_off}});
+  const std::string pool_sum = "torch.sigmoid(F.avg_pool2d(F.conv2d(x, self.conv.weight, self.conv.bias), 2)).sum(dim=[1, 2, 3])";
+  const std::vector<std::string> pool_sum_recipes = {tc, "s3_warp_shuffle_row_reduction"};
+  cases.push_back({"tensor_core_conv_pool_sum", conv_pool_sum(), {{"total", pool_sum}}, pool_sum_recipes,
+                   {no_padding, tf32_on}, {}, false, 0.0, false, 0, 2e-2});
+  cases.push_back({"tensor_core_conv_pool_sum_3xtf32", conv_pool_sum(), {{"total", pool_sum}}, pool_sum_recipes,
+                   {no_padding, tf32_off}});
   cases.push_back({"conv3d_group_norm_ndhwc", conv3d_group_norm(),
                    {{"relu", "torch.relu(F.group_norm(F.conv3d(x, self.conv.weight, self.conv.bias), 4, self.gn.weight, "
                              "self.gn.bias, 1e-5))"}},
@@ -678,7 +701,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 62) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 64) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.
@@ -725,7 +748,11 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_mul)\nok   tensor_core_conv_broadcast_3xtf32: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_relu_3xtf32)\nok   tensor_core_conv_mean: sigmoid max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_sigmoid)\nok   tensor_core_conv_mean_3xtf32: sigmoid max error"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_sigmoid_3xtf32)\nok   conv3d_group_norm_ndhwc: relu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_sigmoid_3xtf32)\nok   tensor_core_conv_pool_sum: total max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_total, conv_tc_total_images)\n"
+                                               "ok   tensor_core_conv_pool_sum_3xtf32: total max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_total_3xtf32, conv_tc_total_images)\n"
+                                               "ok   conv3d_group_norm_ndhwc: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_ndhwc_finalize, fused_relu_ndhwc_partial, fused_relu_ndhwc_vec, "
                                                "to_channels_last_float32)\nok   long_group_norm_split: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_finalize, fused_relu_partial, fused_relu_vec)\n"

@@ -67,6 +67,20 @@ OpGraph conv_relu_scale(const ConvSpec& c = {32, 64, 256, 1}, bool conv_returned
   return conv_returned ? b.build({"mul", "conv"}) : b.build({"mul"});
 }
 
+// conv -> AvgPool2d(2) -> sigmoid -> sum over dims 1, 2, 3 (fusion/20); `mean` for the mean instead.
+OpGraph conv_pool_sigmoid_sum(const std::string& reduction = "sum") {
+  GraphBuilder b;
+  Shape shape = add_conv(b, {});
+  shape[2] /= 2, shape[3] /= 2;
+  b.module("pool", "AvgPool2d",
+           {{"kernel_size", 2}, {"stride", 2}, {"padding", 0}, {"ceil_mode", false}, {"divisor_override", nullptr}});
+  b.call("pool", "call_module", "pool", "avg_pool2d", {node_arg("conv")}, {}, shape, "float32", "self.pool(conv)");
+  b.call("sigmoid", "call_function", "torch.sigmoid", "sigmoid", {node_arg("pool")}, {}, shape);
+  b.call("total", "call_function", "torch." + reduction, reduction, {node_arg("sigmoid")},
+         {{"dim", hiera::testing::list_arg({int_arg(1), int_arg(2), int_arg(3)})}}, {8});
+  return b.build({"total"});
+}
+
 std::vector<Replacement> find(const OpGraph& graph, std::vector<SkippedRewrite>& skipped) {
   return find_tensor_core_convs(graph, {}, hiera::testing::source_options(), skipped);
 }
@@ -88,17 +102,17 @@ TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
   // Weights 36 KiB + two tiles of 16 channels x 10 rows x 36 floats (a channel stride of 360 = 8 mod 32):
   // 82944 bytes, two blocks an SM.
   EXPECT_THAT(r.statements,
-              ElementsAre("_tanh_1_shape = torch.Size((x.shape[0], 1, x.shape[2] - 2, x.shape[3] - 2))",
+              ElementsAre("_tanh_1_hw = (x.shape[2] - 2, x.shape[3] - 2)",
+                          "_tanh_1_shape = torch.Size((x.shape[0], 1) + _tanh_1_hw)",
                           "assert x.dim() == 4 and x.shape[1] == 16 and x.dtype == torch.float32 and "
                           "self.conv.weight.shape == (64, 16, 3, 3), \"kernel conv_tc_tanh_1 computes a float32 conv2d "
                           "of 16 channels into 64\"",
                           "_tanh_1_x = _hiera_conv_input(x)",
                           "tanh_1 = torch.empty(_tanh_1_shape, dtype=torch.float32, device=x.device)",
                           "_kernel(\"conv_tc_tanh_1\" if _hiera_cudnn_tf32() else \"conv_tc_tanh_1_3xtf32\")(_grid("
-                          "_tanh_1_shape[0] * ((_tanh_1_shape[-2] + 7) // 8) * ((_tanh_1_shape[-1] + 31) // 32) * 256, "
-                          "256, 2), 256, _tanh_1_x, self.conv.weight.contiguous(), self.conv.bias.contiguous(), tanh_1, "
-                          "x.shape[0], x.shape[2], _tanh_1_x.shape[3], _tanh_1_shape[-2], _tanh_1_shape[-1], "
-                          "shared_mem=82944)"));
+                          "x.shape[0] * ((_tanh_1_hw[0] + 7) // 8) * ((_tanh_1_hw[1] + 31) // 32) * 256, 256, 2), 256, "
+                          "_tanh_1_x, self.conv.weight.contiguous(), self.conv.bias.contiguous(), tanh_1, x.shape[0], "
+                          "x.shape[2], _tanh_1_x.shape[3], _tanh_1_hw[0], _tanh_1_hw[1], shared_mem=82944)"));
   ASSERT_EQ(r.definitions.size(), 2u);
   EXPECT_THAT(r.definitions[0], HasSubstr("def _hiera_conv_input(x):"));
   EXPECT_THAT(r.definitions[1], HasSubstr("return bool(torch.backends.cudnn.allow_tf32)"));
@@ -136,14 +150,15 @@ TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
             "output never reaches memory (3xTF32 when cuDNN may not use TF32)");
   // 72 KiB of weights and two tiles of 32 channels x 10 rows x 40 floats (padding 1 starts the tile's
   // chunks 4 columns early): one block an SM. The scale is read at the value's channel, which the kernel knows.
-  ASSERT_EQ(r.statements.size(), 6u);
-  EXPECT_EQ(r.statements[0], "_mul_shape = torch.Size((x.shape[0], 64, x.shape[2], x.shape[3]))");
-  EXPECT_EQ(r.statements[2], "assert scale.dtype == torch.float32, \"kernel conv_tc_mul expects float32 scale\"");
-  EXPECT_EQ(r.statements[5],
-            "_kernel(\"conv_tc_mul\" if _hiera_cudnn_tf32() else \"conv_tc_mul_3xtf32\")(_grid(_mul_shape[0] * "
-            "((_mul_shape[-2] + 7) // 8) * ((_mul_shape[-1] + 31) // 32) * 256, 256, 1), 256, _mul_x, "
+  ASSERT_EQ(r.statements.size(), 7u);
+  EXPECT_EQ(r.statements[0], "_mul_hw = (x.shape[2], x.shape[3])");
+  EXPECT_EQ(r.statements[1], "_mul_shape = torch.Size((x.shape[0], 64) + _mul_hw)");
+  EXPECT_EQ(r.statements[3], "assert scale.dtype == torch.float32, \"kernel conv_tc_mul expects float32 scale\"");
+  EXPECT_EQ(r.statements[6],
+            "_kernel(\"conv_tc_mul\" if _hiera_cudnn_tf32() else \"conv_tc_mul_3xtf32\")(_grid(x.shape[0] * "
+            "((_mul_hw[0] + 7) // 8) * ((_mul_hw[1] + 31) // 32) * 256, 256, 1), 256, _mul_x, "
             "self.conv.weight.contiguous(), self.conv.bias.contiguous(), scale.contiguous(), mul, x.shape[0], "
-            "x.shape[2], _mul_x.shape[3], _mul_shape[-2], _mul_shape[-1], shared_mem=182272)");
+            "x.shape[2], _mul_x.shape[3], _mul_hw[0], _mul_hw[1], shared_mem=182272)");
   const std::string& source = r.kernels[0].source;
   EXPECT_THAT(source, HasSubstr("#define PITCH 40\n#define CS 424\n"));
   EXPECT_THAT(source, HasSubstr("#define REDUCE 0\n"));
@@ -153,6 +168,48 @@ TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
   EXPECT_THAT(source, HasSubstr("              out[e] = conv_tc_mul_element(e, frag[i][j][2 * h + k] + bias_of[j][k], "
                                 "j * 8 + 2 * t + k, a0);\n"));
   hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(TensorCoreConv, PoolAndSumOfEachImageInTheEpilogue) {
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find(conv_pool_sigmoid_sum(), skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.produces, "total");
+  EXPECT_THAT(r.covered, ElementsAre("conv", "pool", "sigmoid", "total"));
+  EXPECT_EQ(r.description,
+            "'conv' (16 -> 64 channels, 3x3) on TF32 tensor cores with avg_pool2d + sigmoid + sum of each image in its "
+            "epilogue: the convolution's output never reaches memory (3xTF32 when cuDNN may not use TF32)");
+  // Each tile's sum into _total_sums, then one block per image sums its tiles.
+  EXPECT_THAT(r.statements,
+              ElementsAre("_total_hw = (x.shape[2] - 2, x.shape[3] - 2)",
+                          "_total_shape = torch.Size((x.shape[0], 64) + (_total_hw[0] // 2, _total_hw[1] // 2))",
+                          "assert x.dim() == 4 and x.shape[1] == 16 and x.dtype == torch.float32 and "
+                          "self.conv.weight.shape == (64, 16, 3, 3), \"kernel conv_tc_total computes a float32 conv2d "
+                          "of 16 channels into 64\"",
+                          "_total_x = _hiera_conv_input(x)",
+                          "_total_sums = torch.empty(x.shape[0] * ((_total_hw[0] + 7) // 8) * ((_total_hw[1] + 31) // "
+                          "32), dtype=torch.float32, device=x.device)",
+                          "total = torch.empty((x.shape[0],), dtype=torch.float32, device=x.device)",
+                          "_kernel(\"conv_tc_total\" if _hiera_cudnn_tf32() else \"conv_tc_total_3xtf32\")(_grid("
+                          "x.shape[0] * ((_total_hw[0] + 7) // 8) * ((_total_hw[1] + 31) // 32) * 256, 256, 2), 256, "
+                          "_total_x, self.conv.weight.contiguous(), self.conv.bias.contiguous(), _total_sums, x.shape[0], "
+                          "x.shape[2], _total_x.shape[3], _total_hw[0], _total_hw[1], shared_mem=82944)",
+                          "_kernel(\"conv_tc_total_images\")(max(x.shape[0], 1), 256, _total_sums, total, x.shape[0], "
+                          "((_total_hw[0] + 7) // 8) * ((_total_hw[1] + 31) // 32), 1.0)"));
+  ASSERT_EQ(r.kernels.size(), 3u);
+  EXPECT_EQ(r.kernels[2].name, "conv_tc_total_images");
+  EXPECT_EQ(r.kernels[2].source, r.kernels[0].source);
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("#define REDUCE 2\n#define POOL 1\n"));
+  // The window: the thread's two rows, then the next column's lane.
+  EXPECT_THAT(r.kernels[0].source,
+              HasSubstr("            total += conv_tc_total_element(e, window * 0.25f, c);\n"));
+  hiera::testing::expect_kernels_compile(r);
+  // The mean multiplies by 1 / (C * pooled height * pooled width).
+  const auto mean = find(conv_pool_sigmoid_sum("mean"), skipped);
+  ASSERT_EQ(mean.size(), 1u);
+  EXPECT_THAT(mean[0].statements.back(), HasSubstr(", 1.0 / (64 * _total_shape[2] * _total_shape[3]))"));
 }
 
 TEST(TensorCoreConv, OddChannelCountsArePadded) {
@@ -177,10 +234,11 @@ TEST(TensorCoreConv, LeftAloneWithTheReason) {
   EXPECT_EQ(reason(conv_relu_scale({32, 64, 256, 1, 1, "bfloat16"})),
             prefix + "a bfloat16 convolution (TF32 is for float32)");
   EXPECT_EQ(reason(conv_relu_scale({32, 64, 256, 1}, true)),
-            prefix + "its output does not go whole into an elementwise group or a reduction over channels");
+            prefix + "its output does not go whole into an elementwise group, a reduction over channels or a sum of each "
+                     "image");
   // 64 -> 64 channels: 144 KiB of weights and two tiles of 64 channels.
   EXPECT_EQ(reason(conv_relu_scale({64, 64, 256, 1})),
-            "conv: TF32 implicit-GEMM convolution: weights and two input tiles take 356 KiB of shared memory, over 227");
+            "conv: TF32 implicit-GEMM convolution: weights and two input tiles take 356 KiB of shared memory, over 226");
 }
 
 }  // namespace
