@@ -34,6 +34,7 @@
 // pad_h, pad_w    zero padding
 // rows, bw        output rows and columns of a tile (bw a multiple of 16 * mt)
 // mt              m16 tiles (16 positions each) of a warp
+// blocks_per_sm   blocks an SM should hold (their shared memory fits): registers are capped to match
 // pitch           floats of a tile row in shared memory (a multiple of 4)
 // channel_stride  floats between the channels of the tile (8 mod 32)
 // split           1: 3xTF32, 0: TF32
@@ -109,7 +110,7 @@ __device__ __forceinline__ float {{kernel_name}}_element(const index_t i, const 
   return {{result}};
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, {{blocks_per_sm}})
 {{kernel_name}}(const float* __restrict__ x, const float* __restrict__ weight, const float* __restrict__ bias,
                 {{params}}float* __restrict__ out, int batch, int height, int pitch, int out_height, int out_width) {
   HIERA_DYNAMIC_SHARED(float, shared);

@@ -125,6 +125,8 @@ TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
   EXPECT_THAT(source, HasSubstr("#define PAD_H 0\n#define PAD_W 0\n#define ROWS 8\n#define BW 32\n#define MT 2\n"
                                 "#define PITCH 36\n#define CS 360\n#define SPLIT 0\n#define REDUCE 1\n"));
   EXPECT_THAT(r.kernels[1].source, HasSubstr("#define SPLIT 1\n"));
+  // Registers capped for the two blocks an SM that the shared memory allows.
+  EXPECT_THAT(source, HasSubstr("extern \"C\" __global__ void __launch_bounds__(THREADS, 2)\nconv_tc_tanh_1("));
   // The minimum with torch's NaN rule, over the thread's channels and then the position's four lanes.
   EXPECT_THAT(source, HasSubstr("        float a = HIERA_INF;\n"));
   EXPECT_THAT(source, HasSubstr("            a = (a != a || a < b) ? a : b;\n"));
@@ -162,6 +164,7 @@ TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
   const std::string& source = r.kernels[0].source;
   EXPECT_THAT(source, HasSubstr("#define PITCH 40\n#define CS 424\n"));
   EXPECT_THAT(source, HasSubstr("#define REDUCE 0\n"));
+  EXPECT_THAT(source, HasSubstr("__launch_bounds__(THREADS, 1)\n"));
   EXPECT_THAT(source, HasSubstr("float conv_tc_mul_element(const index_t i, const float v, const int c, "
                                 "const float* __restrict__ a0) {\n  const float t0 = hiera_clamp_min(v, 0.0f);\n"
                                 "  const float a0_v = static_cast<float>(a0[c]);\n  const float t1 = t0 * a0_v;\n"));
