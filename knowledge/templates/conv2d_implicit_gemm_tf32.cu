@@ -278,30 +278,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, {{blocks_per_sm}})
             total += {{kernel_name}}_element(e, window * 0.25f, c{{element_args}});
           }
         }
-#else
-    const int oh = th * ROWS + row;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int ow = tw * BW + col0 + i * 16 + g + 8 * h;
-        if (oh < out_height && ow < out_width) {
-#pragma unroll
-          for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int k = 0; k < 2; ++k) {
-              const int c = j * 8 + 2 * t + k;
-              const index_t e = (((index_t)n * COUT + c) * out_height + oh) * out_width + ow;
-              if (c < COUT) total += {{kernel_name}}_element(e, frag[i][j][2 * h + k] + bias_of[j][k], c{{element_args}});
-            }
-        }
-      }
 #endif
-    // The tile's sum, in a fixed order (lanes, then warps): out[tile], summed per image by _images.
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) total += __shfl_xor_sync(0xffffffffu, total, offset);
-    if (lane == 0) tile_sums[warp] = total;
-#else
+#endif
+#if REDUCE != 2 || !POOL
     const int oh = th * ROWS + row;
 #pragma unroll
     for (int i = 0; i < MT; ++i)
@@ -342,11 +321,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, {{blocks_per_sm}})
               if (j * 8 + 2 * t + k >= COUT) continue;
 #endif
               const index_t e = (((index_t)n * COUT + j * 8 + 2 * t + k) * out_height + oh) * out_width + ow;
-              out[e] = {{kernel_name}}_element(e, frag[i][j][2 * h + k] + bias_of[j][k], j * 8 + 2 * t + k{{element_args}});
+              const float v = {{kernel_name}}_element(e, frag[i][j][2 * h + k] + bias_of[j][k], j * 8 + 2 * t + k{{element_args}});
+#if REDUCE == 2
+              total += v;
+#else
+              out[e] = v;
+#endif
             }
         }
 #endif
       }
+#endif
+#if REDUCE == 2
+    // The tile's sum, in a fixed order (lanes, then warps): out[tile], summed per image by _images.
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) total += __shfl_xor_sync(0xffffffffu, total, offset);
+    if (lane == 0) tile_sums[warp] = total;
 #endif
     __syncthreads();  // every warp is done with `input` before the next fetch overwrites it
 #if REDUCE == 2

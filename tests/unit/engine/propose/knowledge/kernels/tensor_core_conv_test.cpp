@@ -168,8 +168,9 @@ TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
   EXPECT_THAT(source, HasSubstr("float conv_tc_mul_element(const index_t i, const float v, const int c, "
                                 "const float* __restrict__ a0) {\n  const float t0 = hiera_clamp_min(v, 0.0f);\n"
                                 "  const float a0_v = static_cast<float>(a0[c]);\n  const float t1 = t0 * a0_v;\n"));
-  EXPECT_THAT(source, HasSubstr("              out[e] = conv_tc_mul_element(e, frag[i][j][2 * h + k] + bias_of[j][k], "
-                                "j * 8 + 2 * t + k, a0);\n"));
+  EXPECT_THAT(source, HasSubstr("              const float v = conv_tc_mul_element(e, frag[i][j][2 * h + k] + "
+                                "bias_of[j][k], j * 8 + 2 * t + k, a0);\n#if REDUCE == 2\n              total += v;\n"
+                                "#else\n              out[e] = v;\n#endif\n"));
   hiera::testing::expect_kernels_compile(r);
 }
 
