@@ -216,6 +216,48 @@ TEST(TensorCoreConv, PoolAndSumOfEachImageInTheEpilogue) {
   EXPECT_THAT(mean[0].statements.back(), HasSubstr(", 1.0 / (64 * _total_shape[2] * _total_shape[3]))"));
 }
 
+// conv -> F.avg_pool2d(conv, `window`) -> sum over dims 1, 2, 3.
+OpGraph conv_functional_pool_sum(std::int64_t window) {
+  GraphBuilder b;
+  Shape shape = add_conv(b, {});
+  shape[2] /= window, shape[3] /= window;
+  b.call("pool", "call_function", "torch.nn.functional.avg_pool2d", "avg_pool2d", {node_arg("conv"), int_arg(window)}, {},
+         shape);
+  b.call("total", "call_function", "torch.sum", "sum", {node_arg("pool")},
+         {{"dim", hiera::testing::list_arg({int_arg(1), int_arg(2), int_arg(3)})}}, {8});
+  return b.build({"total"});
+}
+
+TEST(TensorCoreConv, ImageSumsWithoutAPoolOrThroughTheFunctionalOne) {
+  // conv -> relu -> mean over dims 1, 2, 3 with keepdim: no pool; the mean's 1 / (C * H * W).
+  GraphBuilder b;
+  const Shape shape = add_conv(b, {});
+  b.call("relu", "call_function", "torch.relu", "relu", {node_arg("conv")}, {}, shape);
+  b.call("avg", "call_method", "mean", "mean",
+         {node_arg("relu"), hiera::testing::list_arg({int_arg(1), int_arg(2), int_arg(-1)})}, {{"keepdim", bool_arg(true)}},
+         {8, 1, 1, 1});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find(b.build({"avg"}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_THAT(found[0].covered, ElementsAre("avg", "conv", "relu"));
+  EXPECT_EQ(found[0].statements[1], "_avg_shape = torch.Size((x.shape[0], 64) + _avg_hw)");
+  EXPECT_EQ(found[0].statements[5], "avg = torch.empty((x.shape[0], 1, 1, 1), dtype=torch.float32, device=x.device)");
+  EXPECT_THAT(found[0].statements.back(), HasSubstr(", 1.0 / (64 * _avg_shape[2] * _avg_shape[3]))"));
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("#define REDUCE 2\n#define POOL 0\n"));
+  hiera::testing::expect_kernels_compile(found[0]);
+  // F.avg_pool2d(conv, 2): the 2x2 window, as the module's.
+  const auto pooled = find(conv_functional_pool_sum(2), skipped);
+  ASSERT_EQ(pooled.size(), 1u);
+  EXPECT_THAT(pooled[0].covered, ElementsAre("conv", "pool", "total"));
+  EXPECT_THAT(pooled[0].kernels[0].source, HasSubstr("#define REDUCE 2\n#define POOL 1\n"));
+  // A 3x3 window is not one the kernel pools.
+  EXPECT_TRUE(skipped.empty());
+  EXPECT_TRUE(find(conv_functional_pool_sum(3), skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].reason, "TF32 implicit-GEMM convolution: conv: its output does not go whole into an elementwise "
+                               "group, a reduction over channels or a sum of each image");
+}
+
 TEST(TensorCoreConv, OddChannelCountsArePadded) {
   // 3 input channels (zero channels up to 8) into 24 outputs (zero weights up to 32).
   std::vector<SkippedRewrite> skipped;
