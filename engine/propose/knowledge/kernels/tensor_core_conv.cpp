@@ -421,6 +421,9 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const Ge
               ".dtype == torch.float32 and " + g.weight + ".shape == (" + count + ", " + std::to_string(g.cin) + ", " +
               std::to_string(g.kh) + ", " + std::to_string(g.kw) + "), \"kernel " + kernel +
               " computes a float32 conv2d of " + std::to_string(g.cin) + " channels into " + count + "\"");
+  if (!po.index64)
+    s.push_back("assert " + in + ".shape[0] * " + count + " * " + hw + "[0] * " + hw + "[1] < 2**31, \"kernel " + kernel +
+                " indexes with 32 bits\"");
   const std::vector<const ElementwiseProgram*> programs = {&program};
   if (auto check = dtype_check(programs, kernel); !check.empty()) s.push_back(check);
   s.push_back(x + " = _hiera_conv_input(" + in + ")");

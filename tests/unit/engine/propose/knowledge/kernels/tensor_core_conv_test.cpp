@@ -107,6 +107,8 @@ TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
                           "assert x.dim() == 4 and x.shape[1] == 16 and x.dtype == torch.float32 and "
                           "self.conv.weight.shape == (64, 16, 3, 3), \"kernel conv_tc_tanh_1 computes a float32 conv2d "
                           "of 16 channels into 64\"",
+                          "assert x.shape[0] * 64 * _tanh_1_hw[0] * _tanh_1_hw[1] < 2**31, \"kernel conv_tc_tanh_1 "
+                          "indexes with 32 bits\"",
                           "_tanh_1_x = _hiera_conv_input(x)",
                           "tanh_1 = torch.empty(_tanh_1_shape, dtype=torch.float32, device=x.device)",
                           "_kernel(\"conv_tc_tanh_1\" if _hiera_cudnn_tf32() else \"conv_tc_tanh_1_3xtf32\")(_grid("
@@ -152,11 +154,11 @@ TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
             "output never reaches memory (3xTF32 when cuDNN may not use TF32)");
   // 72 KiB of weights and two tiles of 32 channels x 10 rows x 40 floats (padding 1 starts the tile's
   // chunks 4 columns early): one block an SM. The scale is read at the value's channel, which the kernel knows.
-  ASSERT_EQ(r.statements.size(), 7u);
+  ASSERT_EQ(r.statements.size(), 8u);
   EXPECT_EQ(r.statements[0], "_mul_hw = (x.shape[2], x.shape[3])");
   EXPECT_EQ(r.statements[1], "_mul_shape = torch.Size((x.shape[0], 64) + _mul_hw)");
-  EXPECT_EQ(r.statements[3], "assert scale.dtype == torch.float32, \"kernel conv_tc_mul expects float32 scale\"");
-  EXPECT_EQ(r.statements[6],
+  EXPECT_EQ(r.statements[4], "assert scale.dtype == torch.float32, \"kernel conv_tc_mul expects float32 scale\"");
+  EXPECT_EQ(r.statements[7],
             "_kernel(\"conv_tc_mul\" if _hiera_cudnn_tf32() else \"conv_tc_mul_3xtf32\")(_grid(x.shape[0] * "
             "((_mul_hw[0] + 7) // 8) * ((_mul_hw[1] + 31) // 32) * 256, 256, 1), 256, _mul_x, "
             "self.conv.weight.contiguous(), self.conv.bias.contiguous(), scale.contiguous(), mul, x.shape[0], "
@@ -192,6 +194,8 @@ TEST(TensorCoreConv, PoolAndSumOfEachImageInTheEpilogue) {
                           "assert x.dim() == 4 and x.shape[1] == 16 and x.dtype == torch.float32 and "
                           "self.conv.weight.shape == (64, 16, 3, 3), \"kernel conv_tc_total computes a float32 conv2d "
                           "of 16 channels into 64\"",
+                          "assert x.shape[0] * 64 * _total_hw[0] * _total_hw[1] < 2**31, \"kernel conv_tc_total "
+                          "indexes with 32 bits\"",
                           "_total_x = _hiera_conv_input(x)",
                           "_total_sums = torch.empty(x.shape[0] * ((_total_hw[0] + 7) // 8) * ((_total_hw[1] + 31) // "
                           "32), dtype=torch.float32, device=x.device)",
@@ -241,7 +245,7 @@ TEST(TensorCoreConv, ImageSumsWithoutAPoolOrThroughTheFunctionalOne) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_THAT(found[0].covered, ElementsAre("avg", "conv", "relu"));
   EXPECT_EQ(found[0].statements[1], "_avg_shape = torch.Size((x.shape[0], 64) + _avg_hw)");
-  EXPECT_EQ(found[0].statements[5], "avg = torch.empty((x.shape[0], 1, 1, 1), dtype=torch.float32, device=x.device)");
+  EXPECT_EQ(found[0].statements[6], "avg = torch.empty((x.shape[0], 1, 1, 1), dtype=torch.float32, device=x.device)");
   EXPECT_THAT(found[0].statements.back(), HasSubstr(", 1.0 / (64 * _avg_shape[2] * _avg_shape[3]))"));
   EXPECT_THAT(found[0].kernels[0].source, HasSubstr("#define REDUCE 2\n#define POOL 0\n"));
   hiera::testing::expect_kernels_compile(found[0]);
