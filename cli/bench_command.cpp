@@ -138,7 +138,7 @@ int write_report_only(const std::vector<engine::bench::Problem>& problems, const
   }
   engine::bench::SuiteInfo info;
   info.gpu = results.front().gpu;
-  info.commit = results.front().commit;
+  info.commit = engine::bench::results_commit(results);  // records gathered from several runs may span commits
   info.date = engine::bench::iso8601_utc(std::chrono::system_clock::now());
   info.command = joined_command(command_line);
   info.baselines = baselines;

@@ -25,6 +25,21 @@ void put_figures(json& out, const std::vector<ProblemResult>& results, bool with
 
 }  // namespace
 
+std::string results_commit(const std::vector<ProblemResult>& results) {
+  std::vector<std::pair<std::string, int>> commits;  // in order of first appearance
+  for (const auto& r : results) {
+    auto it = std::find_if(commits.begin(), commits.end(), [&](const auto& c) { return c.first == r.commit; });
+    if (it == commits.end()) commits.emplace_back(r.commit, 1);
+    else ++it->second;
+  }
+  if (commits.empty()) return "unknown";
+  if (commits.size() == 1) return commits.front().first;
+  std::string out = "mixed:";
+  for (std::size_t i = 0; i < commits.size(); ++i)
+    out += (i ? ", " : " ") + commits[i].first + " (" + std::to_string(commits[i].second) + ")";
+  return out;
+}
+
 bool SuiteInfo::with_compile() const {
   return std::find(baselines.begin(), baselines.end(), "compile") != baselines.end();
 }

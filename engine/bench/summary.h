@@ -27,6 +27,11 @@ struct SuiteInfo {
   bool with_compile() const;
 };
 
+// The commit results were measured at: the one they share, or, when a report
+// gathers records of several commits, "mixed: <commit> (<records>), ..." in
+// order of first appearance; "unknown" for none.
+std::string results_commit(const std::vector<ProblemResult>& results);
+
 // "2026-11-30T00:24:03Z".
 std::string iso8601_utc(std::chrono::system_clock::time_point time);
 

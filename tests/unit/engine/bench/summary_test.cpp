@@ -56,6 +56,16 @@ TEST(BenchSummary, HasExactlyTheDocumentedKeysAndValues) {
                                     {"speedup_compile", nullptr}, {"sol_fraction", nullptr}, {"spaces", json::array()}}));
 }
 
+TEST(BenchSummary, CommitOfResultsGatheredFromSeveralRuns) {
+  EXPECT_EQ(results_commit({}), "unknown");
+  std::vector<ProblemResult> results = kResults;
+  for (auto& r : results) r.commit = "abc123";
+  EXPECT_EQ(results_commit(results), "abc123");
+  results[1].commit = "def456";
+  results[3].commit = "def456";
+  EXPECT_EQ(results_commit(results), "mixed: abc123 (2), def456 (2)");
+}
+
 TEST(BenchSummary, WallTimeIsTheUnionOfTheProblemsRunningTimes) {
   const SuiteInfo info{"cpu", "unknown", "2026-11-30T00:00:00Z", "", {"eager"}};
   EXPECT_TRUE(summary_json(kResults, info)["wall_s"].is_null());  // records without times
