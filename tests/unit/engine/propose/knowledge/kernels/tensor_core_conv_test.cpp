@@ -6,6 +6,8 @@
 // kernels of each replacement compile with NVRTC; the CPU emulation test runs them.
 #include "engine/propose/knowledge/kernels/tensor_core_conv.h"
 
+#include <stdexcept>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -85,12 +87,17 @@ std::vector<Replacement> find(const OpGraph& graph, std::vector<SkippedRewrite>&
   return find_tensor_core_convs(graph, {}, hiera::testing::source_options(), skipped);
 }
 
-TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
+// The one replacement for `graph`, nothing skipped (a failure, and an exception that ends the test, otherwise).
+Replacement only(const OpGraph& graph) {
   std::vector<SkippedRewrite> skipped;
-  const auto found = find(conv_min(), skipped);
+  auto found = find(graph, skipped);
   EXPECT_TRUE(skipped.empty());
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  if (found.size() != 1) throw std::runtime_error(std::to_string(found.size()) + " replacements, not one");
+  return found[0];
+}
+
+TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
+  const Replacement r = only(conv_min());
   EXPECT_EQ(r.recipe, "s3_tf32_implicit_gemm_conv");
   EXPECT_EQ(r.space, hiera::engine::knowledge::Space::S3);
   EXPECT_TRUE(r.risky);
@@ -142,11 +149,7 @@ TEST(TensorCoreConv, ReductionOverChannelsInTheEpilogue) {
 }
 
 TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
-  std::vector<SkippedRewrite> skipped;
-  const auto found = find(conv_relu_scale(), skipped);
-  EXPECT_TRUE(skipped.empty());
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  const Replacement r = only(conv_relu_scale());
   EXPECT_EQ(r.produces, "mul");
   EXPECT_THAT(r.covered, ElementsAre("conv", "mul", "relu"));
   EXPECT_EQ(r.description,
@@ -177,11 +180,7 @@ TEST(TensorCoreConv, ElementwiseEpilogueReadsPerChannelOperands) {
 }
 
 TEST(TensorCoreConv, PoolAndSumOfEachImageInTheEpilogue) {
-  std::vector<SkippedRewrite> skipped;
-  const auto found = find(conv_pool_sigmoid_sum(), skipped);
-  EXPECT_TRUE(skipped.empty());
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  const Replacement r = only(conv_pool_sigmoid_sum());
   EXPECT_EQ(r.produces, "total");
   EXPECT_THAT(r.covered, ElementsAre("conv", "pool", "sigmoid", "total"));
   EXPECT_EQ(r.description,
@@ -215,9 +214,8 @@ TEST(TensorCoreConv, PoolAndSumOfEachImageInTheEpilogue) {
               HasSubstr("            total += conv_tc_total_element(e, window * 0.25f, c);\n"));
   hiera::testing::expect_kernels_compile(r);
   // The mean multiplies by 1 / (C * pooled height * pooled width).
-  const auto mean = find(conv_pool_sigmoid_sum("mean"), skipped);
-  ASSERT_EQ(mean.size(), 1u);
-  EXPECT_THAT(mean[0].statements.back(), HasSubstr(", 1.0 / (64 * _total_shape[2] * _total_shape[3]))"));
+  EXPECT_THAT(only(conv_pool_sigmoid_sum("mean")).statements.back(),
+              HasSubstr(", 1.0 / (64 * _total_shape[2] * _total_shape[3]))"));
 }
 
 // conv -> F.avg_pool2d(conv, `window`) -> sum over dims 1, 2, 3.
