@@ -72,6 +72,17 @@ std::vector<std::int64_t> per_dim_argument(const graph::Node& node, std::size_t 
   return *values;
 }
 
+std::vector<std::int64_t> padding_of_mode(const graph::Node& node, const std::string& mode,
+                                          const std::vector<std::int64_t>& kernel_size) {
+  std::vector<std::int64_t> padding;
+  for (const auto k : kernel_size) {
+    if (mode == "valid") padding.push_back(0);
+    else if (mode == "same" && k % 2 == 1) padding.push_back(k / 2);
+    else throw Unsupported(node.name + ": padding '" + mode + "'");
+  }
+  return padding;
+}
+
 const graph::Submodule* called_module(const graph::OpGraph& graph, const graph::Node& node) {
   if (node.op != "call_module") return nullptr;
   const auto it = graph.submodules.find(node.target);

@@ -31,6 +31,11 @@ std::optional<std::vector<std::int64_t>> dims_argument(const graph::Node& node, 
 std::vector<std::int64_t> per_dim_argument(const graph::Node& node, std::size_t position, const char* name, int dims,
                                            std::int64_t default_value);
 
+// A convolution's padding given as a string: 0 per dimension for "valid",
+// k / 2 for "same" with an odd kernel size k; Unsupported otherwise.
+std::vector<std::int64_t> padding_of_mode(const graph::Node& node, const std::string& mode,
+                                          const std::vector<std::int64_t>& kernel_size);
+
 // The submodule a call_module node calls; null for other nodes or an unknown module.
 const graph::Submodule* called_module(const graph::OpGraph& graph, const graph::Node& node);
 // The module attribute `key`; nullopt when absent.

@@ -34,12 +34,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     if (d != 1) throw Unsupported(node.name + ": dilation " + std::to_string(d));
   std::vector<std::int64_t> padding;
   if (const auto mode = argument(node, 4, "padding"); mode && mode->kind == graph::Arg::Kind::String) {
-    for (int d = 0; d < dims; ++d) {
-      const std::int64_t k = w_shape[2 + static_cast<std::size_t>(d)];
-      if (mode->text == "valid") padding.push_back(0);
-      else if (mode->text == "same" && k % 2 == 1) padding.push_back(k / 2);
-      else throw Unsupported(node.name + ": padding '" + mode->text + "'");
-    }
+    padding = padding_of_mode(node, mode->text, std::vector<std::int64_t>(w_shape.begin() + 2, w_shape.end()));
   } else {
     padding = per_dim_argument(node, 4, "padding", dims, 0);
   }

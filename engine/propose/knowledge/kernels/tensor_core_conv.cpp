@@ -58,16 +58,7 @@ std::vector<std::int64_t> per_dim(const graph::OpGraph& graph, const graph::Node
   } else if (const auto* text = argument(conv, position, name); text && text->kind == graph::Arg::Kind::String) {
     value = text->text;
   }
-  if (value && value->is_string()) {
-    const std::string mode = value->get<std::string>();
-    std::vector<std::int64_t> out;
-    for (const auto k : kernel) {
-      if (mode == "valid") out.push_back(0);
-      else if (mode == "same" && k % 2 == 1) out.push_back(k / 2);
-      else throw Unsupported(conv.name + ": " + name + " '" + mode + "'");
-    }
-    return out;
-  }
+  if (value && value->is_string()) return padding_of_mode(conv, value->get<std::string>(), kernel);
   if (conv.op != "call_module") return per_dim_argument(conv, position, name, 2, fallback);
   if (!value) return {fallback, fallback};
   if (value->is_number_integer()) return {value->get<std::int64_t>(), value->get<std::int64_t>()};
