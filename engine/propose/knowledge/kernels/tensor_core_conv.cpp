@@ -36,10 +36,10 @@ constexpr const char* kConvInput = R"(def _hiera_conv_input(x):
 constexpr const char* kTf32Allowed = R"(def _hiera_cudnn_tf32():
     """Whether cuDNN may run float32 convolutions on TF32 tensor cores now
     (PyTorch's default): the reference's convolutions are then TF32 too."""
-    try:
-        return bool(torch.backends.cudnn.allow_tf32)
-    except RuntimeError:  # torch >= 2.9 refuses the legacy flag once fp32_precision was set
-        return torch.backends.cudnn.conv.fp32_precision == "tf32")";
+    precision = getattr(getattr(torch.backends.cudnn, "conv", None), "fp32_precision", None)
+    if precision in ("tf32", "ieee"):  # torch >= 2.9 refuses the legacy flag once this was set
+        return precision == "tf32"
+    return bool(torch.backends.cudnn.allow_tf32))";
 
 // What the kernel needs to know of the convolution.
 struct Geometry {

@@ -46,12 +46,13 @@ class Guarded(object):
         self.fn = fn
         self.error = None
 
-    def __call__(self):
+    def __call__(self, *args):
         if self.error is None:
             try:
-                self.fn()
+                return self.fn(*args)
             except Exception as e:
                 self.error = e
+        return None
 
 
 class Baselines(object):
@@ -73,6 +74,11 @@ class Baselines(object):
                 self.sides.append((name, Guarded(fn)))
             except BaselineError as e:
                 self.errors[name] = str(e)
+
+    def sides_for(self, args):
+        """[(name, zero-argument callable)] running each baseline on args
+        (fresh inputs each timing round)."""
+        return [(name, lambda g=guarded: g(args)) for name, guarded in self.sides]
 
     def release(self):
         """Drops compiled code: the runner lives on, each job's reference is new."""
@@ -119,7 +125,10 @@ def _compile(reference, args, device, seed, numerics):
     problems = verify.compare(expected, out, verify.Tolerance(numerics), False, verify.Stats())
     if problems:
         raise BaselineError("torch.compile's output differs from the reference: %s" % problems[0][1])
-    return lambda: compiled(*own_args)
+    def run(args=None):
+        with torch.no_grad():
+            return compiled(*(own_args if args is None else args))
+    return run
 
 
 _BUILDERS = {"compile": _compile}

@@ -990,38 +990,9 @@ def _build_failure(text):
     return "\n".join(errors[:12]) if errors else text[-2000:].strip()
 
 
-def _prebuild(delivery, job):
-    """Builds the delivered kernels before the evaluation, so that a build
-    failure reads as one (check "deliver") and its compiler errors are shown;
-    the evaluation's own load then finds the build done. Returns a failure
-    message or None."""
-    import torch
-    from . import loader
-    try:
-        loaded = loader.load(delivery.source, "candidate")
-    except loader.LoadError as e:
-        if e.check == "compile":  # a kernel compiled at the module's top level did not build
-            return ("the delivered form's kernels do not build (torch NVRTC or load_inline): %s"
-                    % _build_failure(e.message))
-        return None  # the evaluation reports it
-    try:
-        shim = loaded.get(SHIM)
-        with torch.cuda.device(job.device):
-            for use in delivery.kernels:
-                try:
-                    shim.compile(use.source, use.name, use.options)
-                except Exception as e:
-                    return ("the delivered form's kernel %s (candidate line %d) could not be built "
-                            "(torch NVRTC or load_inline): %s"
-                            % (use.name, use.line, _build_failure("%s: %s" % (type(e).__name__, e))))
-        return None
-    finally:
-        loaded.unload()
-
-
 def deliver(params):
     """params {"task", "trials", "timing_trials", "seed", ...} -> {"delivered_source", "evaluation"}."""
-    from . import device as device_mod, evaluate as evaluate_mod, static_checks
+    from . import evaluate as evaluate_mod
     if not isinstance(params, dict):
         raise RpcError(INVALID_PARAMS, "params must be an object")
     for name, default, minimum in (("trials", evaluate_mod.MIN_TRIALS, evaluate_mod.MIN_TRIALS),
@@ -1043,22 +1014,16 @@ def deliver(params):
             "needs a GPU; this job runs on the CPU (task.device %r), so the delivered form was not verified"
             % (", ".join(k.name for k in delivery.kernels), job.task.get("device"))))
         return out
-    if delivery.needs_gpu:
-        numerics = job.task.get("numerics") or {}
-        allow = static_checks.normalise_allow(numerics.get("allow") if isinstance(numerics, dict) else None)
-        findings = static_checks.check(delivery.source, allow | static_checks.native_precisions(job.reference_source))
-        if not findings:  # with findings the evaluation below reports them, running nothing
-            failure = _prebuild(delivery, job)
-            if failure is not None:
-                restart = device_mod.context_broken(job.device)
-                out["evaluation"] = _failed("deliver", failure)
-                if restart:
-                    out["restart"] = True
-                return out
     task = dict(job.task)
     task["candidate"] = dict(task.get("candidate") or {}, source=delivery.source)
     evaluation = evaluate_mod.evaluate(dict(params, task=task))
-    if evaluation.pop("restart", False):
-        out["restart"] = True  # the runner exits after this reply (server.py reads it here)
+    if delivery.needs_gpu:
+        # The delivered kernels are built when the module loads (in the candidate's process): a build that
+        # fails there reads as the delivered form's failure, with its compiler errors.
+        for f in evaluation.get("failures", []):
+            if f.get("check") == "compile":
+                f["check"] = "deliver"
+                f["message"] = ("the delivered form's kernels do not build (torch NVRTC or load_inline): %s"
+                                % _build_failure(f.get("message", "")))
     out["evaluation"] = evaluation
     return out

@@ -1,15 +1,17 @@
 """The `evaluate` job for kind "pytorch": load, construct, verify, time.
 
+The reference runs here; the candidate runs in a sandboxed process of its
+own (isolation.py) and only exchanges tensors with this one (trials.py).
 Failures of the candidate are results (verdict "failed"); failures of the
 reference or of the parameters mean the job cannot run (JSON-RPC errors).
-A candidate that leaves the CUDA context broken gets "restart": true in its
-result: the runner replies, then exits with code 3 so the parent restarts it.
+A candidate cannot break this process's CUDA context: its own process is
+ended and the next candidate gets a fresh one.
 """
 
 import torch
 
-from . import baselines as baselines_mod, ceilings, device as device_mod, inputs as inputs_mod, loader
-from . import static_checks, timing, verify
+from . import baselines as baselines_mod, ceilings, device as device_mod, exchange, inputs as inputs_mod
+from . import isolation, loader, static_checks, trials as trials_mod, verify
 from .jsonrpc import INVALID_PARAMS, RpcError
 
 MIN_TRIALS = 5
@@ -31,9 +33,7 @@ class Job(object):
         self.candidate_source = _source(task, "candidate", required=False)
         self.device = device_mod.select(task)
         self.reference_module = None
-        self.candidate_module = None
         self.reference = None
-        self.candidate = None
 
     def load_reference(self):
         try:
@@ -49,18 +49,6 @@ class Job(object):
         except Exception as e:
             raise RpcError(INVALID_PARAMS, "the reference could not be constructed: %s"
                            % loader.describe_exception(e, "<reference>", "reference"))
-
-    def load_candidate(self):
-        """Raises loader.LoadError (compile/runtime) or verify.CandidateError."""
-        if self.candidate_source is None:
-            raise RpcError(INVALID_PARAMS, "params.task.candidate.source is missing")
-        self.candidate_module = loader.load(self.candidate_source, "candidate")
-        if not callable(self.candidate_module.get("ModelNew")):
-            raise loader.LoadError("compile", "the candidate defines no ModelNew")
-        try:
-            self.candidate = self._construct(self.candidate_module, "ModelNew")
-        except verify._CANDIDATE_EXCEPTIONS as e:
-            raise verify.CandidateError(e, "construction")
 
     def _construct(self, loaded, class_name):
         # The same seed before each construction: parameters drawn in the same
@@ -90,10 +78,9 @@ class Job(object):
         return make
 
     def unload(self):
-        for m in (self.reference_module, self.candidate_module):
-            if m is not None:
-                m.unload()
-        self.reference = self.candidate = None
+        if self.reference_module is not None:
+            self.reference_module.unload()
+        self.reference = None
 
 
 def _source(task, role, required=True):
@@ -122,15 +109,84 @@ def _failed(failures, trials=None, restart=False):
     return result
 
 
-def _runtime_failure(exc, where, job, trials=None):
-    """A candidate exception -> a failed result; restart when CUDA broke."""
-    message = loader.describe_exception(exc, "<candidate>", "candidate")
-    if where != "forward":
-        message = "in %s: %s" % (where, message)
-    restart = job.device.type == "cuda" and device_mod.context_broken(job.device)
-    if restart:
-        message += " (the CUDA context is broken; the runner restarts)"
-    return _failed([{"check": "runtime", "message": message}], trials, restart)
+class Phases(object):
+    """Milliseconds per phase of a job, for the report: where the time goes."""
+
+    def __init__(self):
+        self.ms = {}
+
+    def __call__(self, name):
+        return _Phase(self, name)
+
+
+class _Phase(object):
+    def __init__(self, phases, name):
+        self.phases, self.name = phases, name
+
+    def __enter__(self):
+        import time
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        import time
+        self.phases.ms[self.name] = self.phases.ms.get(self.name, 0.0) + (time.perf_counter() - self.t0) * 1e3
+        return False
+
+
+class SecondShape(object):
+    """The inputs of the second-shape trial: make() (called like get_inputs)
+    and how they were chosen."""
+
+    def __init__(self, make, how):
+        self.make = make
+        self.how = how
+
+
+def second_shape(job, seed):
+    """The task's second_inputs, else get_inputs() with the leading
+    dimension halved (for the inputs that share it, else the first input,
+    else every input), the first such choice the reference runs at; None
+    where there is none."""
+    given = job.second_inputs()
+    if given is not None:
+        return SecondShape(given, None)
+    if job.task.get("second_shape") is False:
+        return None
+    get_inputs = job.reference_module.get("get_inputs")
+    try:
+        probe = inputs_mod.make(get_inputs, seed, "uniform", job.device)
+    except Exception:
+        return None
+    dims = [(i, x.shape[0]) for i, x in enumerate(probe) if isinstance(x, torch.Tensor) and x.dim() >= 1
+            and x.shape[0] >= 2]
+    del probe
+    if not dims:
+        return None
+    choices = []
+    for sel in ([i for i, d in dims if d == dims[0][1]], [dims[0][0]], [i for i, _ in dims]):
+        if sel not in choices:
+            choices.append(sel)
+    for sel in choices:
+        def make(sel=tuple(sel)):
+            raw = get_inputs()
+            raw = list(raw) if isinstance(raw, (list, tuple)) else [raw]
+            return [x[:max(1, x.shape[0] // 2)].clone() if i in sel else x for i, x in enumerate(raw)]
+        try:
+            args = inputs_mod.make(make, seed, "uniform", job.device)
+            verify.call(job.reference, args, job.device, seed)
+        except Exception:
+            continue
+        finally:
+            args = None
+        return SecondShape(make, "the leading dimension of input%s %s halved"
+                           % ("s" if len(sel) > 1 else "", ", ".join(str(i) for i in sel)))
+    return None
+
+
+def init_inputs(job):
+    get_init = job.reference_module.get("get_init_inputs")
+    torch.manual_seed(job.seed)
+    return list(get_init()) if callable(get_init) else []
 
 
 def evaluate(params):
@@ -147,8 +203,7 @@ def evaluate(params):
     allow = static_checks.normalise_allow(numerics.get("allow"))
     baseline_names = baselines_mod.parse(params)
 
-    # Static checks first: a candidate that would tamper with timers or the
-    # process is not run at all.
+    # Static checks first: what they reject is not run at all.
     if job.candidate_source is None:
         raise RpcError(INVALID_PARAMS, "params.task.candidate.source must be a string")
     findings = static_checks.check(job.candidate_source,
@@ -156,68 +211,90 @@ def evaluate(params):
     if findings:
         return _failed([{"check": "static", "message": f} for f in findings])
 
+    phases = Phases()
+    proc = None
     try:
-        job.load_reference()
+        with phases("reference_load"):
+            job.load_reference()
+            init = init_inputs(job)
+        proc = isolation.acquire(job.device)
         try:
-            job.load_candidate()
-        except loader.LoadError as e:
-            if job.device.type == "cuda" and device_mod.context_broken(job.device):
-                return _failed([{"check": e.check, "message": e.message + " (the CUDA context is broken; the runner restarts)"}],
-                               restart=True)
-            return _failed([{"check": e.check, "message": e.message}])
-        except verify.CandidateError as e:
-            return _runtime_failure(e.exc, e.where, job)
-
-        get_inputs = job.reference_module.get("get_inputs")
-        poison = verify.poison_for(job.device)
+            with phases("candidate_start"):
+                proc.wait_ready()
+            with phases("candidate_load"):
+                proc.load(job.candidate_source, init, seed)
+        except isolation.CandidateFailure as e:
+            return _with(_failed([{"check": e.check, "message": e.message}]), proc, phases)
+        except exchange.ExchangeError as e:
+            raise RpcError(INVALID_PARAMS, "the reference's get_init_inputs() cannot be handed over: %s" % e)
+        checks = trials_mod.Trials(job, proc, numerics, allow)
         try:
-            result = verify.run_trials(job.reference, job.candidate, get_inputs, job.device, seed, trials,
-                                       numerics, allow, second_inputs=job.second_inputs(), poison=poison,
-                                       source=job.reference_source)
-        except verify.CandidateError as e:
-            return _runtime_failure(e.exc, e.where, job)
+            with phases("second_shape"):
+                second = second_shape(job, seed)
+            with phases("verification"):
+                result = checks.run(seed, trials, second)
+        except trials_mod.TrialFailure as e:
+            return _with(_failed(e.failures, e.trials), proc, phases)
+        except isolation.CandidateFailure as e:
+            return _with(_failed([{"check": e.check, "message": e.message}]), proc, phases)
         except verify.ReferenceError_ as e:
             raise RpcError(INVALID_PARAMS, str(e))
         if not result.passed:
-            return _failed(result.failures, result.trials)
+            return _with(_failed(result.failures, result.trials), proc, phases)
 
-        # Timing, on the first trial's inputs, the same for every side.
-        args = inputs_mod.make(get_inputs, seed, inputs_mod.distribution_for(0), job.device, job.reference_source)
-        ref_args, cand_args = inputs_mod.clone(args), args
         baselines = baselines_mod.Baselines(baseline_names)
         try:
-            baselines.prepare(job.reference, args, job.device, seed, numerics)
+            with phases("baselines"):
+                args = inputs_mod.make(job.reference_module.get("get_inputs"), seed, "uniform", job.device)
+                baselines.prepare(job.reference, args, job.device, seed, numerics)
+                del args
             try:
-                measured = _time(job, ref_args, cand_args, baselines, timing_trials)
-            except verify._CANDIDATE_EXCEPTIONS as e:
-                return _runtime_failure(e, "timing", job, result.trials)
+                with phases("timing"):
+                    measured = checks.time(seed, timing_trials, baselines)
+                if baselines.names:
+                    baselines.report(measured)
+            except trials_mod.TrialFailure as e:
+                return _with(_failed(e.failures, result.trials), proc, phases)
+            except isolation.CandidateFailure as e:
+                return _with(_failed([{"check": e.check, "message": "in timing: " + e.message}], result.trials),
+                             proc, phases)
         finally:
             baselines.release()
+        ref, cand = measured["reference"], measured["candidate"]
+        measured["speedup"] = ref["median_ms"] / cand["median_ms"] if cand["median_ms"] > 0 else None
 
-        sol = _speed_of_light(params, task, job, ref_args, allow)
+        args = inputs_mod.make(job.reference_module.get("get_inputs"), seed, "uniform", job.device)
+        sol = _speed_of_light(params, task, job, args, allow)
+        del args
         if sol is not None and measured["candidate"]["median_ms"] < sol:
-            return _failed([{"check": "speed_of_light", "message":
-                             "the candidate's median %.6g ms is below the speed-of-light bound %.6g ms "
-                             "(max of flops/peak and bytes/bandwidth): the measurement or the result is wrong"
-                             % (measured["candidate"]["median_ms"], sol)}], result.trials)
+            return _with(_failed([{"check": "speed_of_light", "message":
+                                   "the candidate's median %.6g ms is below the speed-of-light bound %.6g ms "
+                                   "(max of flops/peak and bytes/bandwidth): the measurement or the result is wrong"
+                                   % (measured["candidate"]["median_ms"], sol)}], result.trials), proc, phases)
         out = {"verdict": "passed", "failures": [], "trials": result.trials, "timing": measured}
         if sol is not None:
             out["speed_of_light_ms"] = sol
-        return out
+        if params.get("kernelbench"):
+            try:
+                with phases("kernelbench"):
+                    out["kernelbench"] = checks.kernelbench()
+            except isolation.CandidateFailure as e:
+                out["kernelbench"] = {"passed": False, "trials": 5, "atol": 1e-4, "rtol": 1e-4, "max_abs_error": None,
+                                      "message": "%s: %s" % (e.check, e.message)}
+        return _with(out, proc, phases)
     finally:
+        if proc is not None:
+            proc.close()
         job.unload()
+        isolation.prepare_spare(job.device)
 
 
-def _time(job, ref_args, cand_args, baselines, trials):
-    """The timing result: reference, candidate and speedup, and with
-    baselines asked for, their stats (or why they have none)."""
-    sides = [("reference", lambda: job.reference(*ref_args)), ("candidate", lambda: job.candidate(*cand_args))]
-    measured = timing.time_sides(sides + baselines.sides, job.device, trials)
-    ref, cand = measured["reference"], measured["candidate"]
-    measured["speedup"] = ref["median_ms"] / cand["median_ms"] if cand["median_ms"] > 0 else None
-    if baselines.names:
-        baselines.report(measured)
-    return measured
+def _with(result, proc, phases):
+    """Adds the sandbox's protections and the phase times to a result."""
+    if proc is not None and proc.ready is not None:
+        result["sandbox"] = proc.protections
+    result["phases_ms"] = {k: round(v, 3) for k, v in phases.ms.items()}
+    return result
 
 
 def _speed_of_light(params, task, job, args, allow):

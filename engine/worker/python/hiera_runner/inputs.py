@@ -134,10 +134,44 @@ def clone(obj):
     return obj
 
 
+def _on_device(get_inputs, seed, distribution, device):
+    """get_inputs() with the device as torch's default device, every floating
+    tensor redrawn in place from a generator seeded with the trial's seed: no
+    host copy, no transfer, and no more memory than the inputs themselves."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        raw = get_inputs()
+    if not isinstance(raw, (list, tuple)):
+        raw = [raw]
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    out = []
+    for x in raw:
+        if isinstance(x, torch.Tensor):
+            if x.device != device:
+                x = x.to(device)
+            if x.is_floating_point():
+                x = x.detach()
+                if distribution == "uniform":
+                    x.uniform_(0.0, 1.0, generator=gen)
+                elif distribution == "normal":
+                    x.normal_(0.0, 1.0, generator=gen)
+                elif distribution == "large":
+                    x.normal_(0.0, 1e3, generator=gen)
+                else:
+                    raise ValueError("unknown distribution %r" % distribution)
+        out.append(x)
+    return out
+
+
 def make(get_inputs, seed, distribution, device, source=None):
     """Calls get_inputs under seed, redraws floats, moves to device: a list.
-    With `source` (the text that defines get_inputs) the host copy is cached
-    and handed out again as new tensors: the caller may write into them."""
+    On CUDA (torch >= 2.0) the inputs are made on the device itself. On the
+    CPU, with `source` (the text that defines get_inputs) the host copy is
+    cached and handed out again as new tensors: the caller may write into them."""
+    device = torch.device(device)
+    if device.type == "cuda" and hasattr(device, "__enter__"):
+        return _on_device(get_inputs, seed, distribution, device)
     key = InputCache.key(source, seed, distribution) if source is not None else None
     cached = CACHE.get(key) if key is not None else None
     if cached is not None:

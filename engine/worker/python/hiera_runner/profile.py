@@ -12,10 +12,10 @@ import tempfile
 
 import torch
 
-from . import inputs as inputs_mod, verify
+from . import inputs as inputs_mod
 from .evaluate import Job, _int_param
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
-from . import device as device_mod, loader, static_checks
+from . import static_checks
 
 WARMUP = 2
 _GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -32,41 +32,53 @@ def profile(params):
     job = Job(params.get("task"), seed)
     try:
         job.load_reference()
-        model = job.reference
-        if which == "candidate":
-            if job.candidate_source is None:
-                raise RpcError(INVALID_PARAMS, "params.task.candidate.source must be a string")
-            allow = static_checks.normalise_allow((job.task.get("numerics") or {}).get("allow"))
-            findings = static_checks.check(job.candidate_source,
-                                           allow | static_checks.native_precisions(job.reference_source))
-            if findings:  # it would be run: refuse what the evaluation would reject unrun
-                raise RpcError(INVALID_PARAMS, "the candidate fails the static checks: " + "; ".join(findings))
-            try:
-                job.load_candidate()
-            except loader.LoadError as e:
-                raise RpcError(INVALID_PARAMS, "the candidate could not be loaded: %s" % e.message)
-            except verify.CandidateError as e:
-                raise _candidate_error(e.exc, job)
-            model = job.candidate
         args = inputs_mod.make(job.reference_module.get("get_inputs"), seed, inputs_mod.distribution_for(0), job.device,
                                job.reference_source)
+        if which == "candidate":
+            return {"kernels": _candidate_kernels(job, args, seed, calls),
+                    "metrics": {"unavailable": "hardware counters are read by the native worker"}}
         try:
-            kernels = run(model, args, job.device, calls)
-        except RpcError:
-            raise
+            kernels = run(job.reference, args, job.device, calls)
         except Exception as e:
-            if which == "candidate":
-                raise _candidate_error(e, job)
             raise RpcError(INVALID_PARAMS, "the reference raised %s: %s" % (type(e).__name__, e))
         return {"kernels": kernels, "metrics": {"unavailable": "hardware counters are read by the native worker"}}
     finally:
         job.unload()
 
 
-def _candidate_error(exc, job):
-    message = "the candidate raised " + loader.describe_exception(exc, "<candidate>", "candidate")
-    restart = device_mod.context_broken(job.device)
-    return RpcError(INTERNAL_ERROR, message, {"restart": True} if restart else None)
+def _candidate_kernels(job, args, seed, calls):
+    """The candidate profiles itself in its own process; what it reports is
+    shown, never judged (a verdict reads the trusted side's clocks only)."""
+    from . import isolation
+    if job.candidate_source is None:
+        raise RpcError(INVALID_PARAMS, "params.task.candidate.source must be a string")
+    allow = static_checks.normalise_allow((job.task.get("numerics") or {}).get("allow"))
+    findings = static_checks.check(job.candidate_source, allow | static_checks.native_precisions(job.reference_source))
+    if findings:  # it would be run: refuse what the evaluation would reject unrun
+        raise RpcError(INVALID_PARAMS, "the candidate fails the static checks: " + "; ".join(findings))
+    from .evaluate import init_inputs
+    proc = isolation.acquire(job.device)
+    try:
+        proc.wait_ready()
+        try:
+            proc.load(job.candidate_source, init_inputs(job), seed)
+        except isolation.CandidateFailure as e:
+            raise RpcError(INVALID_PARAMS, "the candidate could not be loaded: %s" % e.message)
+        try:
+            kernels = proc.profile(proc.stage(args), calls)
+        except isolation.CandidateFailure as e:
+            raise RpcError(INTERNAL_ERROR, "the candidate raised " + e.message)
+        return [_kernel_record(k) for k in kernels[:2000] if isinstance(k, dict)]
+    finally:
+        proc.close()
+        isolation.prepare_spare(job.device)
+
+
+def _kernel_record(k):
+    def num(v):
+        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else 0
+    return {"name": str(k.get("name", "?"))[:300], "grid": _dims(k.get("grid")), "block": _dims(k.get("block")),
+            "calls": num(k.get("calls")), "total_ns": num(k.get("total_ns")), "mean_ns": num(k.get("mean_ns"))}
 
 
 def run(model, args, device, calls):

@@ -18,7 +18,18 @@ _FORBIDDEN_MODULES = {
     "subprocess": "processes",
     "concurrent.futures": "threads or processes",
     "pty": "processes",
+    "socket": "network access",
+    "ssl": "network access",
+    "http": "network access",
+    "urllib": "network access",
+    "requests": "network access",
+    "ftplib": "network access",
+    "smtplib": "network access",
 }
+# Reaching into the harness's frames and objects (to find and patch its comparisons or clocks).
+_INTROSPECTION = {"sys._getframe", "inspect.currentframe", "inspect.stack", "inspect.getouterframes",
+                  "gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+_SUPPRESS = {"contextlib.suppress"}
 _PROCESS_CALLS = re.compile(r"^os\.(system|fork|forkpty|popen|posix_spawnp?|spawn\w*|exec\w*)$")
 _STREAMS = {
     "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.ExternalStream",
@@ -67,6 +78,7 @@ class _Checker(ast.NodeVisitor):
         self.findings = []        # (line, message)
         self.params = [set()]     # parameters of the enclosing functions
         self.in_handler = 0
+        self.depth = 0            # functions entered (0: module level)
 
     def add(self, node, message):
         self.findings.append((getattr(node, "lineno", 0), message))
@@ -99,7 +111,10 @@ class _Checker(ast.NodeVisitor):
     def _check_module(self, node, name):
         for mod, what in _FORBIDDEN_MODULES.items():
             if name == mod or name.startswith(mod + "."):
-                self.add(node, "imports %s (no extra %s: work outside the timed call)" % (name, what))
+                if what in ("threads", "processes", "threads or processes"):
+                    self.add(node, "imports %s (no extra %s: work outside the timed call)" % (name, what))
+                else:
+                    self.add(node, "imports %s (no %s in a candidate)" % (name, what))
                 return
 
     # --- functions: remember parameters (for "returns its input") --------
@@ -111,7 +126,9 @@ class _Checker(ast.NodeVisitor):
         names.discard("self")
         names.discard("cls")
         self.params.append(names)
+        self.depth += 1
         self.generic_visit(node)
+        self.depth -= 1
         self.params.pop()
 
     visit_FunctionDef = _visit_function
@@ -143,8 +160,16 @@ class _Checker(ast.NodeVisitor):
         q = self.qual(node.func)
         first = node.args[0] if node.args else None
         first_str = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
-        if q in ("__import__", "importlib.import_module") and first_str:
-            self._check_module(node, first_str)
+        if q in ("__import__", "importlib.import_module", "importlib.__import__"):
+            if first_str:
+                self._check_module(node, first_str)
+            else:
+                self.add(node, "imports a module whose name is computed (%s of a non-constant): what it loads "
+                         "cannot be checked" % q)
+        if q in _INTROSPECTION:
+            self.add(node, "uses %s (no reaching into the harness's frames or objects)" % q)
+        if q in _SUPPRESS:
+            self.add(node, "uses %s: an exception swallowed and the call carried on is a fallback; let it raise" % q)
         if q in ("setattr", "delattr") and len(node.args) >= 2:
             target = self.qual(node.args[0])
             name = node.args[1]
@@ -234,7 +259,7 @@ class _Checker(ast.NodeVisitor):
     # --- try/except falling back to the reference --------------------------
     def visit_Try(self, node):
         for h in node.handlers:
-            reason = self._fallback(h)
+            reason = self._fallback(h) or self._swallows(h)
             if reason:
                 self.add(h, "try/except whose handler %s (no fallback to the reference)" % reason)
         self.generic_visit(node)
@@ -253,6 +278,35 @@ class _Checker(ast.NodeVisitor):
             if isinstance(n, ast.Return) and n.value is not None and _returns_param(n.value, params):
                 return "returns its input unchanged"
         return None
+
+    def _swallows(self, handler):
+        """However it is written, a handler that can finish without raising
+        lets the code after it compute the output another way: a fallback.
+        Only an optional import at module level may do so."""
+        if _always_raises(handler.body):
+            return None
+        if self.depth == 0 and _catches_only(handler, ("ImportError", "ModuleNotFoundError")) and \
+                all(isinstance(s, (ast.Pass, ast.Assign)) and (not isinstance(s, ast.Assign) or
+                                                                isinstance(s.value, ast.Constant))
+                    for s in handler.body):
+            return None
+        return "swallows the exception and carries on (a fast path that falls back to other code when it fails " \
+               "hides the failure; let it raise)"
+
+def _always_raises(body):
+    """Whether every path through the statements ends in a raise."""
+    for stmt in body:
+        if isinstance(stmt, ast.Raise):
+            return True
+        if isinstance(stmt, ast.If) and _always_raises(stmt.body) and _always_raises(stmt.orelse):
+            return True
+    return False
+
+
+def _catches_only(handler, names):
+    t = handler.type
+    elts = t.elts if isinstance(t, ast.Tuple) else [t]
+    return t is not None and all(isinstance(e, ast.Name) and e.id in names for e in elts)
 
 
 def _returns_param(value, params):

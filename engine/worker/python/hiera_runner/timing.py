@@ -65,6 +65,36 @@ class _CudaClock(object):
         return _elapsed_time(start, end)
 
 
+class Clock(object):
+    """The trusted side's clock for the isolated timing rounds: flush() the
+    L2 from here (it is the GPU's, whichever process runs next), then
+    measure_call(fn) -> (ms, fn's result) with CUDA events (or perf_counter)
+    and a device-wide synchronize."""
+
+    def __init__(self, device):
+        self.device = device
+        self.cuda = device.type == "cuda"
+        if self.cuda:
+            self.flush_buffer = torch.empty(2 * l2_bytes(device) // 4, dtype=torch.int32, device=device)
+
+    def flush(self):
+        if self.cuda:
+            self.flush_buffer.zero_()
+            _synchronize(self.device)
+
+    def measure_call(self, fn):
+        if not self.cuda:
+            t0 = _perf_counter()
+            out = fn()
+            return (_perf_counter() - t0) * 1e3, out
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        _record(start)
+        out = fn()
+        _record(end)
+        _synchronize(self.device)
+        return _elapsed_time(start, end), out
+
+
 class _CpuClock(object):
     def measure(self, fn):
         t0 = _perf_counter()

@@ -610,7 +610,7 @@ class DeliverJobTest(unittest.TestCase):
         self.assertEqual(result["delivered_source"], fixtures.GOOD)
         evaluation = result["evaluation"]
         self.assertEqual(evaluation["verdict"], "passed", evaluation)
-        self.assertEqual(len(evaluation["trials"]), 5)
+        self.assertEqual(len(evaluation["trials"]), 6)  # five and the second shape
         self.assertEqual(evaluation["timing"]["candidate"]["trials"], 3)
 
     def test_delivered_form_is_verified_like_evaluate(self):

@@ -36,9 +36,12 @@ class PassingTest(EvaluateTestCase):
     def test_rewritten_equivalent_passes_with_trials_and_timing(self):
         r = run(fixtures.GOOD, timing_trials=4, seed=100)
         self.assertPassed(r)
-        self.assertEqual([t["seed"] for t in r["trials"]], [100, 101, 102, 103, 104])
+        # Five trials, then the second shape (the leading dimension halved) by default.
+        self.assertEqual([t["seed"] for t in r["trials"]], [100, 101, 102, 103, 104, 105])
         self.assertEqual([t["distribution"] for t in r["trials"]],
-                         ["uniform", "normal", "large", "uniform", "normal"])
+                         ["uniform", "normal", "large", "uniform", "normal", "large"])
+        self.assertEqual(r["trials"][5]["sizes"], {"input0": [2, 8]})
+        self.assertEqual(r["trials"][5]["second_shape"], "the leading dimension of input 0 halved")
         self.assertEqual(r["trials"][0]["sizes"], {"input0": [4, 8]})
         for t in r["trials"]:
             self.assertEqual(t["mismatches"], 0)
@@ -55,8 +58,10 @@ class PassingTest(EvaluateTestCase):
 
     def test_at_least_five_trials(self):
         r = run(fixtures.GOOD, trials=2)
-        self.assertEqual(len(r["trials"]), 5)
+        self.assertEqual(len(r["trials"]), 6)  # and the second shape
         r = run(fixtures.GOOD, trials=7)
+        self.assertEqual(len(r["trials"]), 8)
+        r = run(fixtures.GOOD, trials=7, task_extra={"second_shape": False})
         self.assertEqual(len(r["trials"]), 7)
 
     def test_second_inputs_adds_a_trial_at_another_shape(self):
@@ -69,7 +74,19 @@ class PassingTest(EvaluateTestCase):
         # A candidate that hard-codes the first shape fails there.
         fixed = candidate("return (torch.relu(self.lin(x)) * 2.0).view(4, 8)")
         r = run(fixed, ref, task_extra={"second_inputs": "[torch.rand(2, 8)]"})
-        self.assertFailed(r, "runtime", "RuntimeError", "candidate line")
+        self.assertFailed(r, "shape_generality", "specialized to shape input0 [4, 8]", "second shape input0 [2, 8]",
+                          "RuntimeError", "candidate line")
+
+    def test_a_candidate_specialized_to_the_benchmark_shape_fails_at_the_default_second_shape(self):
+        fixed = candidate("return (torch.relu(self.lin(x)) * 2.0).view(4, 8)")
+        m = self.assertFailed(run(fixed), "shape_generality")
+        self.assertEqual(m, "specialized to shape input0 [4, 8]: at the second shape input0 [2, 8] the candidate fails "
+                            "(runtime: RuntimeError: shape '[4, 8]' is invalid for input of size 16 (candidate line 12: "
+                            "`return (torch.relu(self.lin(x)) * 2.0).view(4, 8)`))")
+        # A guard that falls back to the original computation for other shapes passes: the guard is verified.
+        guarded = candidate("y = torch.relu(self.lin(x)) * 2.0\n"
+                            "return y.view(4, 8) if tuple(x.shape) == (4, 8) else y")
+        self.assertPassed(run(guarded))
 
     def test_delivered_form_is_evaluated_the_same_way(self):
         r = ev.evaluate(params(fixtures.GOOD, task_extra={"candidate": {"source": fixtures.GOOD, "delivered": True}}))
@@ -189,30 +206,28 @@ class FailingTest(EvaluateTestCase):
                  "        return torch.nan_to_num(torch.log(x - 0.5), nan=0.0)\n")
         self.assertFailed(run(hides, ref), "nan_inf", "the reference has NaN/Inf")
 
-    def test_unwritten_output_with_poison(self):
-        # On the CPU nothing can pre-fill malloc'd memory, so the poison is
-        # simulated: NaN where the reference has none, with poison active,
-        # is memory the candidate never wrote (on CUDA the allocator is
-        # pre-filled; tests/unit/engine/worker/python/test_gpu.py runs that).
-        class FakePoison(object):
-            active = True
-            calls = 0
-
-            def fit(self, nbytes):
-                pass
-
-            def __call__(self):
-                FakePoison.calls += 1
-
-        ref = fixtures.REFERENCE
-        cand = candidate("y = torch.relu(self.lin(x)) * 2.0\ny[2:] = float('nan')\nreturn y")
-        env = _loaded(ref, cand)
-        v = verify.run_trials(env["ref"], env["cand"], env["get_inputs"], torch.device("cpu"), 1, 5, {}, set(),
-                              poison=FakePoison())
-        self.assertIn("unwritten_output", [f["check"] for f in v.failures])
-        self.assertNotIn("nan_inf", [f["check"] for f in v.failures])
-        self.assertIn("16 of 32 elements were never written", v.failures[0]["message"])
-        self.assertEqual(FakePoison.calls, 10)  # before each candidate call
+    def test_nan_after_the_nan_poison_is_decided_by_the_finite_poison(self):
+        # The candidate's process poisons its own free memory (CUDA only; test_gpu.py runs it there): NaN
+        # after the NaN-poisoned call where the reference has a number is memory never written when the
+        # finite-poisoned call leaves 0x5a5a5a5a at the same elements, and a computed NaN when it is NaN again.
+        from hiera_runner import trials
+        ref = [torch.ones(32)]
+        stats = verify.Stats()
+        cand_a = torch.ones(32)
+        cand_a[16:] = float("nan")
+        problems = verify.compare(ref, [cand_a], verify.Tolerance({}), True, stats)
+        self.assertEqual([p[0] for p in problems], ["nan_unresolved"])
+        self.assertEqual(stats.nan_samples["output 0"], (16, list(range(16, 32))))
+        never_written = torch.ones(32)
+        never_written[16:] = torch.tensor([0x5A5A5A5A], dtype=torch.int32).view(torch.float32)
+        resolved, unwritten = trials._resolve_nan(problems, stats, [never_written])
+        self.assertTrue(unwritten)
+        self.assertEqual(resolved, [("unwritten_output", "output 0: 16 elements were never written (the poison is "
+                                     "still there: NaN after one call, the finite pattern 0x5a5a... after another)")])
+        resolved, unwritten = trials._resolve_nan(problems, stats, [cand_a])
+        self.assertFalse(unwritten)
+        self.assertEqual(resolved[0][0], "nan_inf")
+        self.assertIn("16 of 32 elements are NaN/Inf where the reference is not", resolved[0][1])
 
     def test_unwritten_after_fill(self):
         r = torch.ones(2, 3)
@@ -414,14 +429,13 @@ class ModelNew(nn.Module):
 
     def test_another_summation_order_passes_after_arbitration(self):
         reordered = self._candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.0")
-        env = _loaded(_CANCEL_REFERENCE, reordered)
-        v = verify.run_trials(env["ref"], env["cand"], env["get_inputs"], torch.device("cpu"), 7, 3, {}, set())
-        self.assertEqual(v.failures, [])
-        large = v.trials[2]
+        r = run(reordered, _CANCEL_REFERENCE, trials=3, seed=7)
+        self.assertPassed(r)
+        large = r["trials"][2]
         self.assertEqual(large["distribution"], "large")
         self.assertEqual(large["mismatches"], 0)
         self.assertGreater(large["float64_arbitrated"], 0)  # without the arbiter this trial fails
-        self.assertNotIn("float64_arbitrated", v.trials[0])
+        self.assertNotIn("float64_arbitrated", r["trials"][0])
 
     def test_a_wrong_coefficient_still_fails(self):
         wrong = self._candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.001")

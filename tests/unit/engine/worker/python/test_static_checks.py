@@ -125,6 +125,26 @@ class StaticChecksTest(unittest.TestCase):
                 except:
                     return x.clone()
         ''', "returns its input unchanged")
+        # However the handler is written: it swallows the exception and the code after it computes the output.
+        for handler in ("y = torch.relu(x) * 2", "pass", "y = None", "print('slow path')\n                        y = slow(x)",
+                        "if x.is_cuda:\n                            raise\n                        y = slow(x)"):
+            found = self.assertFlags('''
+                import torch
+                def forward(self, x):
+                    try:
+                        y = fast(x)
+                    except Exception:
+                        %s
+                    return y if y is not None else slow(x)
+            ''' % handler, "swallows the exception", line=5)
+            self.assertEqual(len(found), 1, found)
+        self.assertFlags('''
+            try:
+                _ext = build_kernels()
+            except Exception:
+                _ext = None
+        ''', "swallows the exception", line=3)
+        self.assertFlags("import contextlib\nwith contextlib.suppress(Exception):\n    y = fast(x)\n", "contextlib.suppress")
         # A handler that does something else is fine.
         self.assertClean('''
             def forward(self, x):
@@ -133,6 +153,17 @@ class StaticChecksTest(unittest.TestCase):
                 except ValueError:
                     raise RuntimeError("bad shape")
         ''')
+
+    # --- network, raw memory, the harness's frames
+    def test_network_raw_memory_and_introspection(self):
+        self.assertFlags("import socket\n", "socket", "network access", line=1)
+        self.assertFlags("from urllib.request import urlopen\n", "urllib", "network access")
+        self.assertFlags("import http.client\n", "http.client", "network access")
+        self.assertFlags("import sys\nf = sys._getframe(1)\n", "sys._getframe", line=2)
+        self.assertFlags("import gc\nobjs = gc.get_objects()\n", "gc.get_objects")
+        self.assertFlags("import inspect\nst = inspect.stack()\n", "inspect.stack")
+        self.assertFlags("m = __import__('so' + 'cket')\n", "computed")
+        self.assertFlags("import importlib\nname = 'x'\nm = importlib.import_module(name)\n", "computed", line=3)
 
     # --- precision
     def test_downcasts(self):

@@ -1,0 +1,458 @@
+"""The trusted side's handle on a candidate process (candidate_host.py).
+
+The runner never runs candidate code itself: it starts a sandboxed process
+per candidate (sandbox.py), hands it inputs in shared memory it owns,
+reads back the outputs through shared memory the candidate owns, and keeps
+every reference output, comparison, timer and verdict to itself. Replies are
+parsed as untrusted data; a process that dies, hangs, outgrows its memory
+limit or breaks the exchange is ended and reported as the candidate's
+failure, and the runner itself goes on with its CUDA context intact.
+
+One spare process per device is started after each job, so the next
+candidate finds torch imported and CUDA up (a fixed cost of a second or two
+per candidate otherwise).
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+from . import exchange, sandbox
+
+READY_TIMEOUT_S = 120.0
+LOAD_TIMEOUT_S = float(os.environ.get("HIERA_CANDIDATE_LOAD_TIMEOUT_S", "900"))   # load_inline builds
+CALL_TIMEOUT_S = float(os.environ.get("HIERA_CANDIDATE_TIMEOUT_S", "300"))
+_STDERR_TAIL = 4000
+
+
+def memory_limit():
+    """Host memory a candidate process may hold: HIERA_CANDIDATE_MEMORY_BYTES,
+    else half of the machine's, at most 64 GiB."""
+    if os.environ.get("HIERA_CANDIDATE_MEMORY_BYTES"):
+        return int(os.environ["HIERA_CANDIDATE_MEMORY_BYTES"])
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        total = 16 << 30
+    return min(64 << 30, total // 2)
+
+
+class CandidateFailure(Exception):
+    """The candidate process failed: `check` and `message` as a verification
+    failure reports them; `where` is the phase (load, forward, ...)."""
+
+    def __init__(self, check, message, where="forward"):
+        Exception.__init__(self, message)
+        self.check = check
+        self.message = message
+        self.where = where
+
+
+def _scratch_root():
+    root = os.path.join(tempfile.gettempdir(), "hiera-candidates-%d" % os.getpid())
+    os.makedirs(os.path.join(root, "cache"), exist_ok=True)
+    os.chmod(root, 0o711)
+    return root
+
+
+def _user_home():
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (KeyError, ImportError):
+        return os.environ.get("HOME", "")
+
+
+def _read_only_paths(scratch_root):
+    """The user's files and hiera's own, unless the scratch lies inside one
+    (then that one stays writable: the sandbox user still cannot write it)."""
+    out = []
+    for p in (_user_home(), os.getcwd(), sandbox.package_dir(),
+              os.path.dirname(os.path.dirname(os.path.dirname(sandbox.package_dir())))):
+        p = os.path.realpath(p) if p else ""
+        if not p or p == "/" or not os.path.isdir(p) or p in out:
+            continue
+        if (scratch_root + os.sep).startswith(p + os.sep):
+            continue
+        out.append(p)
+    return out
+
+
+class CandidateProcess(object):
+    def __init__(self, device):
+        self.device = device
+        self.secrets = sandbox.secret_values()
+        root = _scratch_root()
+        self.scratch = tempfile.mkdtemp(prefix="c", dir=root)
+        os.makedirs(os.path.join(self.scratch, "tmp"), exist_ok=True)
+        cache = os.path.join(root, "cache")
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = {"fd": child_sock.fileno(), "parent": os.getpid(),
+                  "device": str(device) if device.type == "cpu" else "cuda:%d" % device.index,
+                  "read_only": _read_only_paths(root), "home": _user_home(), "writable": [self.scratch, cache]}
+        env = sandbox.environment(self.scratch, cache)
+        env["PYTHONPATH"] = sandbox.package_dir() + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.stderr_path = os.path.join(self.scratch, "stderr")
+        err = open(self.stderr_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "hiera_runner.candidate_host", json.dumps(config)],
+                stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env, cwd=self.scratch,
+                pass_fds=(child_sock.fileno(),), close_fds=True, start_new_session=True)
+        finally:
+            err.close()
+            child_sock.close()
+        self.channel = exchange.Channel(parent_sock)
+        self.ready = None
+        self.limit = memory_limit()
+        self.in_buffers = []   # exchange buffers for inputs, by position
+        self.opened = {}       # the candidate's output buffers, by IPC handle
+        self.exported = set()  # our own input handles
+
+    # --- lifecycle -------------------------------------------------------------------
+    def wait_ready(self):
+        if self.ready is None:
+            message, fds = self._recv(READY_TIMEOUT_S, "start")
+            exchange._close_all(fds)
+            if message.get("op") != "ready" or not isinstance(message.get("protections"), dict):
+                raise self._broke("start", "its first message was not the ready message")
+            self.ready = message
+            if message.get("cuda_error") and self.device.type == "cuda":
+                raise CandidateFailure("runtime", "the candidate process could not open the GPU: %s"
+                                       % self._text(message["cuda_error"]), "start")
+        return self.ready
+
+    @property
+    def protections(self):
+        return {str(k): self._text(str(v)) for k, v in ((self.ready or {}).get("protections") or {}).items()}
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def close(self):
+        try:
+            if self.alive():
+                try:
+                    self.channel.send({"op": "exit"})
+                except exchange.ExchangeError:
+                    pass
+                try:
+                    self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            self._kill()
+            for buf in list(self.opened.values()) + [b for b in self.in_buffers if b is not None]:
+                try:
+                    buf.close()
+                except Exception:
+                    pass
+            self.opened, self.in_buffers = {}, []
+            self.channel.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    # --- ops -------------------------------------------------------------------------
+    def load(self, source, init, seed):
+        self.wait_ready()
+        self.channel.send({"op": "load", "source": source, "init": [{"kind": "value", "value": _encode_value(v)} for v in init], "seed": seed})
+        reply = self._reply(LOAD_TIMEOUT_S, "load")
+        if not reply.get("ok"):
+            check = reply.get("check") if reply.get("check") in ("compile", "runtime") else "runtime"
+            message = self._text(reply.get("message"))
+            if reply.get("where") == "construction":
+                message = "in construction: " + message
+            raise CandidateFailure(check, message, "load")
+
+    def stage(self, args):
+        """Copies the trusted inputs into exchange buffers: the candidate's
+        own copies. Returns (descriptors, fds, views of those copies)."""
+        descs, fds, views = [], [], []
+        for k, x in enumerate(args):
+            if not isinstance(x, torch.Tensor):
+                descs.append({"kind": "value", "value": _encode_value(x)})
+                views.append(None)
+                continue
+            x = x.detach()
+            nbytes = x.numel() * x.element_size()
+            buf = self._in_buffer(k, nbytes)
+            view = buf.tensor(x.dtype, list(x.shape), nbytes)
+            view.copy_(x)
+            d = {"kind": "tensor", "dtype": exchange.DTYPE_NAMES[x.dtype], "shape": list(x.shape), "nbytes": nbytes}
+            if x.requires_grad:
+                d["requires_grad"] = True
+            if self.device.type == "cuda":
+                d["handle"] = buf.handle()
+                self.exported.add(d["handle"])
+            else:
+                d["fd_index"] = len(fds)
+                fds.append(buf.fd)
+            descs.append(d)
+            views.append(view)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return descs, fds, views
+
+    def run(self, staged, seed, poison=None, fill=False, timed=False, output_bytes=0):
+        """One forward; returns (reply, wall_ms): the wall time across the
+        process boundary, from the request to the reply."""
+        descs, fds, _ = staged
+        message = {"op": "run", "inputs": descs, "seed": seed, "poison": poison, "fill": bool(fill),
+                   "timed": bool(timed), "output_bytes": int(output_bytes)}
+        t0 = time.perf_counter()
+        self.channel.send(message, fds=fds)
+        reply = self._reply(CALL_TIMEOUT_S, "forward")
+        wall = (time.perf_counter() - t0) * 1e3
+        if not reply.get("ok"):
+            raise CandidateFailure("runtime", self._text(reply.get("message")), str(reply.get("where", "forward")))
+        elapsed = reply.get("elapsed_ms")
+        if timed and not (isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool) and elapsed >= 0):
+            raise self._broke("forward", "a timed call's reply has no elapsed time")
+        return reply, wall
+
+    def ping(self):
+        t0 = time.perf_counter()
+        self.channel.send({"op": "ping"})
+        self._reply(CALL_TIMEOUT_S, "forward")
+        return (time.perf_counter() - t0) * 1e3
+
+    def fetch(self, limit_bytes):
+        """The last call's outputs: tensors viewing the candidate's buffers
+        (valid until the next call), numbers, None."""
+        self.channel.send({"op": "fetch"})
+        reply, fds = self._recv(CALL_TIMEOUT_S, "fetch")
+        try:
+            if not reply.get("ok"):
+                raise CandidateFailure("runtime", self._text(reply.get("message")), "fetch")
+            descs = reply.get("outputs")
+            if not isinstance(descs, list) or len(descs) > 4096:
+                raise self._broke("fetch", "its outputs are not a list")
+            out = []
+            for d in descs:
+                if isinstance(d, dict) and d.get("kind") == "value":
+                    v = d.get("value")
+                    if not (v is None or isinstance(v, (bool, int, float))):
+                        raise self._broke("fetch", "an output value that is not a number")
+                    out.append(v)
+                    continue
+                if isinstance(d, dict) and d.get("kind") == "unsupported":
+                    out.append(_Unsupported(str(d.get("type"))[:80]))
+                    continue
+                try:
+                    dtype, shape, nbytes = exchange.check_descriptor(d, limit_bytes)
+                except exchange.ExchangeError as e:
+                    raise self._broke("fetch", str(e))
+                out.append(self._output_tensor(d, dtype, shape, nbytes, fds))
+            return out
+        finally:
+            exchange._close_all(fds)
+
+    def profile(self, staged, calls):
+        descs, fds, _ = staged
+        self.channel.send({"op": "profile", "inputs": descs, "calls": int(calls)}, fds=fds)
+        reply = self._reply(CALL_TIMEOUT_S * 2, "profile")
+        if not reply.get("ok"):
+            raise CandidateFailure("runtime", self._text(reply.get("message")), "profile")
+        kernels = reply.get("kernels")
+        if not isinstance(kernels, list):
+            raise self._broke("profile", "its kernel list is not a list")
+        return kernels
+
+    # --- helpers ---------------------------------------------------------------------
+    def _output_tensor(self, d, dtype, shape, nbytes, fds):
+        if self.device.type == "cuda":
+            handle = d.get("handle")
+            if not isinstance(handle, str):
+                raise self._broke("fetch", "a CUDA output without an IPC handle")
+            if handle in self.exported:
+                raise CandidateFailure("aliasing", "an output is the memory of an input the runner handed over, "
+                                       "not an output of its own", "fetch")
+            buf = self.opened.get(handle)
+            if buf is None:
+                try:
+                    buf = exchange.DeviceBuffer(self.device, handle=handle)
+                except exchange.ExchangeError as e:
+                    raise self._broke("fetch", str(e))
+                self.opened[handle] = buf
+            try:
+                return buf.tensor(dtype, shape, nbytes)
+            except exchange.ExchangeError as e:
+                raise self._broke("fetch", str(e))
+        index = d.get("fd_index")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(fds):
+            raise self._broke("fetch", "a CPU output without its memory")
+        try:
+            buf = exchange.HostBuffer(nbytes, fd=os.dup(fds[index]), writable=False)
+        except (exchange.ExchangeError, OSError, ValueError) as e:
+            raise self._broke("fetch", str(e))
+        return buf.tensor(dtype, shape, nbytes)
+
+    def _in_buffer(self, k, nbytes):
+        while len(self.in_buffers) <= k:
+            self.in_buffers.append(None)
+        buf = self.in_buffers[k]
+        if buf is None or buf.nbytes < nbytes:
+            if buf is not None:
+                buf.close()
+            buf = exchange.DeviceBuffer(self.device, nbytes=nbytes) if self.device.type == "cuda" \
+                else exchange.HostBuffer(nbytes)
+            self.in_buffers[k] = buf
+        return buf
+
+    def _watch(self):
+        if self.proc.poll() is not None:
+            raise self._died()
+        rss = _rss_bytes(self.proc.pid)
+        if rss is not None and rss > self.limit:
+            self._kill()
+            raise CandidateFailure("runtime", "the candidate process used %.1f GiB of host memory, over its limit of "
+                                   "%.1f GiB (HIERA_CANDIDATE_MEMORY_BYTES)" % (rss / 2.0 ** 30, self.limit / 2.0 ** 30))
+
+    def _recv(self, timeout, where):
+        try:
+            return self.channel.recv(timeout=timeout, watch=self._watch)
+        except exchange.Timeout:
+            self._kill()
+            raise CandidateFailure("timeout", "the candidate did not answer within %d s (%s); its process was ended"
+                                   % (timeout, where), where)
+        except CandidateFailure:
+            raise
+        except exchange.ExchangeError as e:
+            if self.proc.poll() is not None or not _wait_exit(self.proc, 2.0):
+                raise self._died(where)
+            raise self._broke(where, str(e))
+
+    def _reply(self, timeout, where):
+        message, fds = self._recv(timeout, where)
+        exchange._close_all(fds)
+        return message
+
+    def _died(self, where="forward"):
+        self._kill()
+        code = self.proc.returncode
+        how = ("was killed by signal %d (%s)" % (-code, _signal_name(-code))) if code is not None and code < 0 \
+            else "exited with code %s" % code
+        tail = self.stderr_tail()
+        return CandidateFailure("runtime", "the candidate process %s during %s%s"
+                                % (how, where, (": " + tail) if tail else ""), where)
+
+    def _broke(self, where, what):
+        self._kill()
+        return CandidateFailure("protocol", "the candidate process broke the exchange (%s): %s; it was ended"
+                                % (where, self._text(what)), where)
+
+    def stderr_tail(self):
+        try:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - _STDERR_TAIL))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [l for l in text.strip().splitlines() if l.strip()]
+        return self._text(" | ".join(lines[-6:]))
+
+    def _text(self, text):
+        """Text that came from the candidate: bounded, secrets redacted."""
+        text = text if isinstance(text, str) else repr(text)
+        if len(text) > 4000:
+            text = text[:4000] + " ..."
+        return sandbox.redact(text, self.secrets)
+
+
+class _Unsupported(object):
+    def __init__(self, type_name):
+        self.type_name = type_name
+
+    def __repr__(self):
+        return "<a %s>" % self.type_name
+
+
+def _encode_value(v):
+    if isinstance(v, tuple):
+        return {"tuple": [_encode_value(x) for x in v]}
+    if isinstance(v, list):
+        return [_encode_value(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, torch.dtype):
+        return str(v)
+    raise exchange.ExchangeError("a constructor argument or input of type %s cannot be handed to the candidate "
+                                 "process (numbers, strings, lists and tuples can)" % type(v).__name__)
+
+
+def _rss_bytes(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _wait_exit(proc, seconds):
+    try:
+        proc.wait(timeout=seconds)
+        return False
+    except subprocess.TimeoutExpired:
+        return True
+
+
+def _signal_name(n):
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return "signal %d" % n
+
+
+# --- the spare process -------------------------------------------------------------
+
+_spares = {}
+
+
+def acquire(device):
+    """A candidate process for device: the spare when it is alive, else a new one."""
+    key = str(device)
+    spare = _spares.pop(key, None)
+    if spare is not None and spare.alive():
+        return spare
+    if spare is not None:
+        spare.close()
+    return CandidateProcess(device)
+
+
+def prepare_spare(device):
+    key = str(device)
+    if key in _spares and _spares[key].alive():
+        return
+    try:
+        _spares[key] = CandidateProcess(device)
+    except OSError:
+        pass
+
+
+def close_spares():
+    for spare in list(_spares.values()):
+        spare.close()
+    _spares.clear()
