@@ -210,6 +210,13 @@ class Host(object):
         self.channel.send({"ok": True, "outputs": descs}, fds=send_fds)
 
     def op_ping(self, message, fds):
+        for m in self.mapped:
+            m.close()
+        self.mapped = []
+        try:
+            self._values(message.get("inputs", []), fds)
+        except self.exchange.ExchangeError:
+            pass
         self._sync()
         self.channel.send({"ok": True})
 

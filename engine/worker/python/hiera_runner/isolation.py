@@ -228,9 +228,12 @@ class CandidateProcess(object):
             raise self._broke("forward", "a timed call's reply has no elapsed time")
         return reply, wall
 
-    def ping(self):
+    def ping(self, staged=None):
+        """The exchange's own round trip: the same message as a call (its
+        inputs decoded there), no forward."""
+        descs, fds, _ = staged if staged is not None else ([], [], [])
         t0 = time.perf_counter()
-        self.channel.send({"op": "ping"})
+        self.channel.send({"op": "ping", "inputs": descs}, fds=fds)
         self._reply(CALL_TIMEOUT_S, "forward")
         return (time.perf_counter() - t0) * 1e3
 
