@@ -306,7 +306,7 @@ def _speed_of_light(params, task, job, args, allow):
     dtype = torch.float32
     try:
         with torch.no_grad():
-            outs = verify.flatten(job.reference(*inputs_mod.clone(args)))
+            outs = verify.flatten(job.reference(*args))
         for o in outs:
             if isinstance(o, torch.Tensor) and o.is_floating_point():
                 dtype = o.dtype

@@ -57,10 +57,24 @@ class CandidateFailure(Exception):
 
 
 def _scratch_root():
+    """This runner's candidates' scratch directories (removed at shutdown)."""
     root = os.path.join(tempfile.gettempdir(), "hiera-candidates-%d" % os.getpid())
-    os.makedirs(os.path.join(root, "cache"), exist_ok=True)
+    os.makedirs(root, exist_ok=True)
     os.chmod(root, 0o711)
     return root
+
+
+def _shared_cache():
+    """Build caches candidates share (cubins, load_inline and torch.compile
+    builds), kept across runs. A candidate can write here; what it writes can
+    make a later candidate fail or slow, never pass: verdicts are measured."""
+    cache = os.path.join(tempfile.gettempdir(), "hiera-candidate-cache-%d" % os.getuid())
+    os.makedirs(cache, exist_ok=True)
+    return cache
+
+
+def remove_scratch_root():
+    shutil.rmtree(os.path.join(tempfile.gettempdir(), "hiera-candidates-%d" % os.getpid()), ignore_errors=True)
 
 
 def _user_home():
@@ -93,7 +107,7 @@ class CandidateProcess(object):
         root = _scratch_root()
         self.scratch = tempfile.mkdtemp(prefix="c", dir=root)
         os.makedirs(os.path.join(self.scratch, "tmp"), exist_ok=True)
-        cache = os.path.join(root, "cache")
+        cache = _shared_cache()
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"fd": child_sock.fileno(), "parent": os.getpid(),
                   "device": str(device) if device.type == "cpu" else "cuda:%d" % device.index,
@@ -429,33 +443,42 @@ def _signal_name(n):
         return "signal %d" % n
 
 
-# --- the spare process -------------------------------------------------------------
+# --- spare processes ----------------------------------------------------------------
 
 _spares = {}
 
 
+def _spare_count(device):
+    """Processes kept started ahead: HIERA_CANDIDATE_SPARES, else two on CUDA
+    (a candidate's evaluation can take less than a start) and one on the CPU."""
+    if os.environ.get("HIERA_CANDIDATE_SPARES"):
+        return max(0, int(os.environ["HIERA_CANDIDATE_SPARES"]))
+    return 2 if device.type == "cuda" else 1
+
+
 def acquire(device):
-    """A candidate process for device: the spare when it is alive, else a new one."""
-    key = str(device)
-    spare = _spares.pop(key, None)
-    if spare is not None and spare.alive():
-        return spare
-    if spare is not None:
+    """A candidate process for device: a spare that is alive, else a new one."""
+    pool = _spares.setdefault(str(device), [])
+    while pool:
+        spare = pool.pop(0)
+        if spare.alive():
+            return spare
         spare.close()
     return CandidateProcess(device)
 
 
 def prepare_spare(device):
-    key = str(device)
-    if key in _spares and _spares[key].alive():
-        return
-    try:
-        _spares[key] = CandidateProcess(device)
-    except OSError:
-        pass
+    pool = _spares.setdefault(str(device), [])
+    pool[:] = [p for p in pool if p.alive() or p.close()]
+    while len(pool) < _spare_count(device):
+        try:
+            pool.append(CandidateProcess(device))
+        except OSError:
+            return
 
 
 def close_spares():
-    for spare in list(_spares.values()):
-        spare.close()
+    for pool in _spares.values():
+        for spare in pool:
+            spare.close()
     _spares.clear()

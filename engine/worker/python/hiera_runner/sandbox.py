@@ -247,9 +247,9 @@ def drop_privileges(protections, needed, writable):
     try:
         for root in writable:
             for d, _, files in os.walk(root):
-                os.chown(d, nobody.pw_uid, nobody.pw_gid)
-                for f in files:
-                    os.chown(os.path.join(d, f), nobody.pw_uid, nobody.pw_gid)
+                for path in [d] + [os.path.join(d, f) for f in files]:
+                    if os.lstat(path).st_uid != nobody.pw_uid:
+                        os.lchown(path, nobody.pw_uid, nobody.pw_gid)
         os.setgroups([])
         os.setgid(nobody.pw_gid)
         os.setuid(nobody.pw_uid)

@@ -116,6 +116,9 @@ class Server(object):
         return self._job(graph_capture.capture, params)
 
     def shutdown(self, params):
+        from . import isolation
+        isolation.close_spares()
+        isolation.remove_scratch_root()
         self._exit_code = 0
         return None
 

@@ -325,7 +325,7 @@ def _compare_exact(r, c, poisoned, stats, name):
     return problems
 
 
-CHUNK = 1 << 24  # elements compared at a time: float64 temporaries stay small at any output size
+CHUNK = 1 << 22  # elements compared at a time: float64 temporaries stay small at any output size
 NAN_SAMPLES = 64
 
 
