@@ -33,7 +33,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "engine", "worker", "python"))
 from hiera_runner import framing  # noqa: E402  (the runner's own framing, no torch)
 
-SIZES = {"cpu": {"BATCH": 64, "N": 128}, "cuda": {"BATCH": 4096, "N": 4096}}
+SIZES = {"cpu": {"BATCH": 64, "N": 128}, "cuda": {"BATCH": 2048, "N": 2048}}
 REPLY_TIMEOUT_S = 600
 
 
