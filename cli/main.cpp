@@ -14,6 +14,7 @@
 #include "cli/bench_command.h"
 #include "cli/bench_compare_command.h"
 #include "cli/optimize_command.h"
+#include "engine/common/process_protection.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "hiera/version.h"
 #include "server/features/analysis_feature.h"
@@ -46,6 +47,8 @@ int exec_worker(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First, before any API key is read: no other process of this user may read our environment or memory.
+  hiera::engine::make_undumpable();
   CLI::App app{"hiera: a language server that makes CUDA and PyTorch code faster, verified on a GPU", "hiera"};
   app.set_version_flag("--version", std::string("hiera ") + hiera::kVersion);
   app.require_subcommand(1);

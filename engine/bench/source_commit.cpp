@@ -13,8 +13,10 @@ std::string source_commit(const std::filesystem::path& source_dir) {
   std::error_code ec;
   if (source_dir.empty() || !std::filesystem::is_directory(source_dir, ec)) return "unknown";
   try {
+    SpawnOptions options;
+    options.die_with_parent = true;  // every child hiera starts ends with it
     const CompletedProcess git = run_to_completion({"git", "-C", source_dir.string(), "rev-parse", "HEAD"}, "",
-                                                   std::chrono::seconds(10));
+                                                   std::chrono::seconds(10), options);
     std::string commit = git.out;
     while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
     const bool hex = !commit.empty() && std::all_of(commit.begin(), commit.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });

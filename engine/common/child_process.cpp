@@ -157,10 +157,12 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const SpawnOpti
   args.push_back(nullptr);
   std::vector<std::string> env_entries;
   std::vector<char*> env;
-  if (!options.extra_env.empty()) {
+  if (!options.extra_env.empty() || !options.remove_env.empty()) {
     for (char** entry = environ; *entry; ++entry) {
       const std::string_view text(*entry);
-      if (!options.extra_env.count(std::string(text.substr(0, text.find('='))))) env_entries.emplace_back(text);
+      const std::string name(text.substr(0, text.find('=')));
+      const bool removed = std::find(options.remove_env.begin(), options.remove_env.end(), name) != options.remove_env.end();
+      if (!removed && !options.extra_env.count(name)) env_entries.emplace_back(text);
     }
     for (const auto& [name, value] : options.extra_env) env_entries.push_back(name + "=" + value);
     for (auto& entry : env_entries) env.push_back(entry.data());

@@ -2,7 +2,7 @@
 // Child processes, the one way hiera starts them: the engine's workers, the
 // worker's Python runner, short commands whose output is read, and the tests'
 // processes. Pipes on stdin and stdout (stderr piped or shared with ours), an
-// environment with extra entries, optionally a process group of its own and
+// environment with extra entries and without named ones, optionally a process group of its own and
 // death with the parent; every child is reaped, none is left a zombie.
 #include <sys/types.h>
 
@@ -27,6 +27,9 @@ struct ExitStatus {
 struct SpawnOptions {
   // NAME -> VALUE, added to this process's environment (replacing an entry of the same name).
   std::map<std::string, std::string> extra_env;
+  // Names removed from the environment the child inherits (the secrets a
+  // worker must not see: SecretRedactor::names()); extra_env still adds its own.
+  std::vector<std::string> remove_env;
   // Piped: the parent reads it (take_stderr). Inherited: the child writes to
   // our stderr, so a helper's logs land in the log of whoever started us.
   enum class Stderr { Piped, Inherited };

@@ -21,7 +21,9 @@ std::string trimmed(std::string text) {
 
 CompletedProcess run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   try {
-    return run_to_completion(argv, "", timeout);
+    SpawnOptions options;
+    options.die_with_parent = true;  // a killed engine leaves no Slurm client behind
+    return run_to_completion(argv, "", timeout, options);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string(e.what()) + " (is the Slurm client installed and on PATH?)");
   }

@@ -68,6 +68,7 @@ WorkerPool::WorkerPool(WorkerPoolOptions options) : options_(std::move(options))
     slot->config.handshake_timeout = options_.handshake_timeout;
     slot->config.kill_grace = options_.kill_grace;
     slot->config.stderr_capacity = options_.stderr_capacity;
+    slot->config.secrets = options_.secrets;
     if (!options_.allocations.empty()) slot->allocation = options_.allocations[i];
     slots_.push_back(std::move(slot));
   }
@@ -286,7 +287,7 @@ void WorkerPool::run_job(Slot& slot, Pending pending) {
     }
   }
   // A job that may be requeued keeps its parameters for the next worker.
-  const bool may_requeue = !pending.job.worker && pending.lost.size() < options_.max_requeues && slots_.size() > 1;
+  const bool may_requeue = !pending.job.worker && pending.lost.size() < options_.max_requeues;
   CallResult reply = slot.worker->call(pending.job.method,
                                        may_requeue ? pending.job.params : std::move(pending.job.params),
                                        pending.job.timeout, pending.job.cancel);
@@ -344,10 +345,16 @@ void WorkerPool::watch_queue() {
   }
 }
 
-bool WorkerPool::eligible(const Pending& pending, std::size_t index) {
+bool WorkerPool::eligible(const Pending& pending, std::size_t index) const {
   if (pending.job.worker && *pending.job.worker != index) return false;
-  return std::none_of(pending.lost.begin(), pending.lost.end(),
-                      [&](const LostAttempt& lost) { return lost.worker == static_cast<int>(index); });
+  const auto lost_on = [&](std::size_t i) {
+    return std::any_of(pending.lost.begin(), pending.lost.end(),
+                       [&](const LostAttempt& lost) { return lost.worker == static_cast<int>(i); });
+  };
+  if (!lost_on(index)) return true;
+  // Lost here before: another worker is the better bet, but with none left
+  // (a pool of one) the restarted worker reruns it rather than the candidate being blamed.
+  return std::all_of(slots_.begin(), slots_.end(), [&](const auto& slot) { return lost_on(slot->index); });
 }
 
 bool WorkerPool::runnable_locked(const Pending& pending) const {
@@ -357,9 +364,9 @@ bool WorkerPool::runnable_locked(const Pending& pending) const {
 }
 
 // Puts a job whose worker was lost under it back at the front of the queue,
-// for a worker it has not been lost on. False (nothing changed) when it does
-// not qualify: it did not lose its worker, it is pinned, cancelled, out of
-// requeues, or no other worker could take it.
+// for a worker it has not been lost on (or its own, restarted, in a pool of
+// one). False (nothing changed) when it does not qualify: it did not lose its
+// worker, it is pinned, cancelled, out of requeues, or no worker could take it.
 bool WorkerPool::requeue_locked(Pending& pending, const Slot& slot, const JobOutcome& outcome) {
   if (outcome.ok() || !worker_lost(*outcome.failure) || stopping_) return false;
   if (pending.job.worker || pending.job.cancel.cancelled() || pending.lost.size() >= options_.max_requeues) return false;

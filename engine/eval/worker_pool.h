@@ -6,8 +6,9 @@
 // failed with the reason and the pool goes on with the next job. A job whose
 // worker was lost under it (the process vanished, its connection or Slurm step
 // ended: any death but a crash signal of its own) goes back to the front of the
-// queue once, for a different worker, and its outcome lists the lost run; a
-// candidate that crashes every worker it runs on is thus tried at most twice.
+// queue once, for a different worker (the same one, restarted, in a pool of
+// one), and its outcome lists the lost run; a candidate that kills every
+// worker it runs on is thus tried at most twice.
 // Workers may run inside a WorkerAllocation (a Slurm job), waited for before
 // they start and released at shutdown. A worker that
 // asks for a restart ("restart": true in its result) is replaced after its
@@ -59,8 +60,12 @@ struct WorkerPoolOptions {
   // inside, waited for before each start, released once at shutdown.
   std::vector<std::shared_ptr<WorkerAllocation>> allocations;
   // How often a job whose worker was lost goes back to the queue (each time to
-  // a worker it has not been lost on). 0: never.
+  // a worker it has not been lost on, or, lost on all, to any: a pool of one
+  // reruns it on its restarted worker). 0: never.
   std::size_t max_requeues = 1;
+  // The configured secrets (WorkerConfig::secrets): no worker sees them in its
+  // environment, and nothing a worker says reaches a JobOutcome with them in it.
+  SecretRedactor secrets;
 };
 
 // Whether a failure means the worker was lost rather than crashed by the job:
@@ -166,7 +171,7 @@ class WorkerPool {
   bool start_worker(Slot& slot, std::chrono::milliseconds& backoff);
   void run_job(Slot& slot, Pending pending);
   void watch_queue();
-  static bool eligible(const Pending& pending, std::size_t index);
+  bool eligible(const Pending& pending, std::size_t index) const;
   bool runnable_locked(const Pending& pending) const;
   bool requeue_locked(Pending& pending, const Slot& slot, const JobOutcome& outcome);
   std::optional<Pending> take_job_locked(std::size_t index);

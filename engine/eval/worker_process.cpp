@@ -1,6 +1,7 @@
 #include "engine/eval/worker_process.h"
 
 #include <array>
+#include <cstdio>
 #include <csignal>
 #include <deque>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/write.hpp>
 
+#include "engine/eval/redacted_json.h"
 #include "hiera/version.h"
 #include "protocol/framing.h"
 #include "protocol/json_text.h"
@@ -47,6 +49,13 @@ std::string message_tail(std::string text) {
   const std::size_t newline = tail.find('\n');
   if (newline != std::string::npos && newline + 1 < tail.size()) tail.erase(0, newline + 1);
   return "..." + protocol::sanitize_utf8(tail);  // the cut may split a UTF-8 sequence
+}
+
+// "100.0 MiB (104857612 bytes)": a size in a message about a limit.
+std::string describe_bytes(std::size_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f MiB (%zu bytes)", static_cast<double>(bytes) / (1u << 20), bytes);
+  return text;
 }
 
 std::optional<int> version_part(std::string_view& text) {
@@ -273,7 +282,10 @@ std::optional<WorkerFailure> WorkerProcess::start(const CancellationToken& cance
   }
   if (aborted) return failure(WorkerFailureKind::Cancelled, "cancelled before the worker started: " + *aborted);
   try {
-    child_ = std::make_unique<ChildProcess>(config_.command);
+    SpawnOptions options;
+    options.remove_env = config_.secrets.names();  // a candidate must not read an API key from its environment
+    options.die_with_parent = true;  // `kill -9` of the engine must not leave a worker (and its runner) running
+    child_ = std::make_unique<ChildProcess>(config_.command, options);
   } catch (const std::exception& e) {
     return failure(WorkerFailureKind::Died, e.what());  // "cannot start NAME: No such file or directory"
   }
@@ -334,7 +346,20 @@ CallResult WorkerProcess::call(const std::string& method, json params, std::chro
   if (aborted) return {{}, failure(WorkerFailureKind::Cancelled, "cancelled before " + method + ": " + *aborted)};
   if (!alive) return {{}, failure(WorkerFailureKind::Died, "the worker is not running; cannot send " + method)};
   const protocol::Request request{protocol::RequestId(id), method, std::move(params)};
-  io_->send(protocol::FrameWriter::encode(protocol::dump_json(protocol::to_json(request))));
+  std::string body = protocol::dump_json(protocol::to_json(request));
+  if (body.size() > protocol::kDefaultMaxBodyBytes) {
+    // The worker would skip it unread and answer an error with id null: say why here instead.
+    {
+      std::lock_guard lock(mutex_);
+      awaiting_.reset();
+    }
+    return {{}, failure(WorkerFailureKind::RpcError,
+                        "the " + method + " request is " + describe_bytes(body.size()) +
+                            ", over the job protocol's frame limit of " +
+                            describe_bytes(protocol::kDefaultMaxBodyBytes) + "; it was not sent to the worker")};
+  }
+  io_->send(protocol::FrameWriter::encode(body));
+  body = std::string();
 
   switch (wait_for_response(timeout, cancel)) {
     case Wait::Response: {
@@ -344,6 +369,7 @@ CallResult WorkerProcess::call(const std::string& method, json params, std::chro
         message = std::move(*response_);
         response_.reset();
       }
+      redact_strings(message, config_.secrets);
       if (const auto error = message.find("error"); error != message.end()) {
         const int code = error->value("code", 0);
         CallResult result{{}, failure(WorkerFailureKind::RpcError,
@@ -422,7 +448,7 @@ WorkerFailure WorkerProcess::failure(WorkerFailureKind kind, std::string message
   WorkerFailure result;
   result.kind = kind;
   // Messages quote what the worker wrote, which may be any bytes; they end up in JSON.
-  result.message = protocol::sanitize_utf8(message);
+  result.message = config_.secrets.redact(protocol::sanitize_utf8(message));
   result.stderr_tail = stderr_tail();
   return result;
 }
@@ -491,7 +517,7 @@ bool WorkerProcess::running() const {
 
 std::string WorkerProcess::stderr_tail() const {
   std::lock_guard lock(mutex_);
-  return protocol::sanitize_utf8(stderr_.text());
+  return config_.secrets.redact(protocol::sanitize_utf8(stderr_.text()));
 }
 
 std::optional<ExitStatus> WorkerProcess::exit_status() const {

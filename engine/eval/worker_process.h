@@ -1,8 +1,10 @@
 #pragma once
 // One worker process and the job protocol spoken with it (JOB_PROTOCOL.md):
-// start it from a configured command line, shake hands, send one request at a
-// time and wait for its reply, a timeout, its death or a cancellation. Every
-// failure is a WorkerFailure. After a timeout, a cancellation or a protocol
+// start it from a configured command line (dying with us, without the secrets
+// in its environment), shake hands, send one request at a time and wait for
+// its reply, a timeout, its death or a cancellation. Every failure is a
+// WorkerFailure. Every string the worker sends is redacted of the secrets.
+// A request larger than the frame limit is refused before it is sent. After a timeout, a cancellation or a protocol
 // violation the worker is killed (SIGTERM, then SIGKILL after a grace period)
 // and reaped: a worker that failed never takes another job.
 //
@@ -29,6 +31,7 @@
 
 #include "engine/common/cancellation.h"
 #include "engine/common/child_process.h"
+#include "engine/common/secret_redactor.h"
 #include "engine/eval/tail_buffer.h"
 #include "engine/eval/worker_failure.h"
 
@@ -44,6 +47,10 @@ struct WorkerConfig {
   // How long a worker has to exit after SIGTERM (or after `shutdown`) before SIGKILL.
   std::chrono::milliseconds kill_grace{std::chrono::seconds(2)};
   std::size_t stderr_capacity = 64u << 10;
+  // The configured secrets: removed from the worker's environment, and from
+  // everything it says (results, error replies, stderr, failure messages)
+  // before any of it leaves this class. This is where worker text enters the engine.
+  SecretRedactor secrets;
 };
 
 // What the worker said about itself in the handshake.
@@ -89,7 +96,9 @@ class WorkerProcess {
   // process is already gone. Call once per object; a restart is a new object.
   std::optional<WorkerFailure> start(const CancellationToken& cancel = CancellationToken());
 
-  // Sends one request and waits for its response, at most timeout. The token
+  // Sends one request and waits for its response, at most timeout. A request
+  // over the job protocol's frame limit is not sent: an RpcError naming the
+  // limit and the size, and the worker lives on. The token
   // is looked at every few milliseconds; a cancelled call kills the worker.
   // One call at a time (the protocol has one job in flight per worker).
   CallResult call(const std::string& method, nlohmann::json params, std::chrono::milliseconds timeout,
@@ -112,7 +121,7 @@ class WorkerProcess {
   bool running() const;
   // Thread-safe. The process id once started (kept after it exits, for reports), else -1.
   pid_t pid() const { return pid_.load(); }
-  // Thread-safe. The last bytes of stderr, UTF-8 repaired.
+  // Thread-safe. The last bytes of stderr, UTF-8 repaired and redacted.
   std::string stderr_tail() const;
   // Thread-safe. How the process ended, once it has been reaped.
   std::optional<ExitStatus> exit_status() const;

@@ -194,6 +194,22 @@ int visible_gpu_count(const char* cuda_visible_devices, const std::filesystem::p
   return count;
 }
 
+SecretRedactor configured_secrets(const OptimizerSetupArgs& args, const json& config) {
+  SecretRedactor secrets;
+  if (args.endpoint && !args.endpoint->api_key_env.empty()) secrets.add_from_environment(args.endpoint->api_key_env);
+  const json llm = config.value("llm", json::object());
+  const json endpoints = llm.is_object() ? llm.value("endpoints", json::array()) : json::array();
+  if (!endpoints.is_array()) return secrets;
+  for (const auto& endpoint : endpoints) {
+    if (!endpoint.is_object()) continue;
+    const auto name = endpoint.find("api_key_env");
+    if (name != endpoint.end() && name->is_string() && !name->get<std::string>().empty()) {
+      secrets.add_from_environment(name->get<std::string>());
+    }
+  }
+  return secrets;
+}
+
 int visible_gpu_count() { return visible_gpu_count(std::getenv("CUDA_VISIBLE_DEVICES"), "/proc/driver/nvidia/gpus"); }
 
 OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const json& config, const std::filesystem::path& exe,
@@ -216,6 +232,7 @@ OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const json& 
 
   setup.proposers = make_proposers(args, config, *setup.knowledge, options.runs_dir);
   setup.pool = worker_pool_options(args, config, exe, name);
+  setup.pool.secrets = configured_secrets(args, config);
   return setup;
 }
 

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/secret_redactor.h"
 #include "engine/eval/allocation_notices.h"
 #include "engine/eval/worker_pool.h"
 #include "engine/knowledge/knowledge_base.h"
@@ -59,11 +60,17 @@ std::filesystem::path self_path(const char* argv0);
 int visible_gpu_count(const char* cuda_visible_devices, const std::filesystem::path& driver_dir);
 int visible_gpu_count();
 
+// The configured secrets: the variables named by api_key_env, of the endpoint
+// given whole and of every endpoint in the configuration's llm.endpoints (not
+// only the one in use: a worker has no business with any key), with their
+// values in this environment. Entries that are not endpoints are skipped here.
+SecretRedactor configured_secrets(const OptimizerSetupArgs& args, const nlohmann::json& config);
+
 struct OptimizerSetup {
   // Shared and never moved: proposers keep a reference to it.
   std::shared_ptr<const knowledge::KnowledgeBase> knowledge;
   std::vector<std::shared_ptr<propose::Proposer>> proposers;
-  eval::WorkerPoolOptions pool;
+  eval::WorkerPoolOptions pool;  // with configured_secrets: workers never see or repeat them
   OptimizeOptions options;  // every field but the target
 };
 

@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/common/process_protection.h"
 #include "engine/worker/job_server.h"
 #include "engine/worker/worker_service.h"
 #include "hiera/version.h"
@@ -29,6 +30,8 @@ std::filesystem::path default_cache_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // exec made us dumpable again: a candidate of the same user must not read our memory or attach to us.
+  hiera::engine::make_undumpable();
   CLI::App app{"hiera-worker: GPU evaluation worker (the job protocol on stdin/stdout)"};
   app.set_version_flag("--version", std::string("hiera-worker ") + hiera::kVersion);
   int device = 0;

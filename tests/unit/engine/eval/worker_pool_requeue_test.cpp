@@ -166,15 +166,55 @@ TEST(WorkerPoolRequeueTest, AJobThatKillsEveryWorkerIsRequeuedOnlyOnce) {
   EXPECT_EQ(total_jobs(pool), 2u);
 }
 
-TEST(WorkerPoolRequeueTest, NothingIsRequeuedWithoutAnotherWorkerPinnedOrWhenDisabled) {
-  {
-    WorkerPool pool(pool_of(1));
-    auto future = pool.submit(job("die"));
-    const JobOutcome outcome = get(future);
-    ASSERT_FALSE(outcome.ok());
-    EXPECT_TRUE(outcome.lost_attempts.empty());
-    EXPECT_EQ(total_jobs(pool), 1u);
-  }
+// The default without a GPU: one worker. Killed mid-job, it is restarted and
+// the job runs again on its successor, listed as lost there, never failed.
+TEST(WorkerPoolRequeueTest, WithOneWorkerAJobWhoseWorkerIsKilledRunsAgainAfterTheRestart) {
+  WorkerPool pool(pool_of(1));
+  ASSERT_EQ(pool.wait_started(kLong)[0].state, WorkerState::Ready);
+  Job slow = job("slow:1500");
+  Starts starts;
+  starts.attach(slow);
+  auto future = pool.submit(slow);
+  auto first = starts.first.get_future();
+  ASSERT_EQ(first.wait_for(kLong), std::future_status::ready);
+  const pid_t lost_pid = pool.status()[0].pid;
+  ASSERT_EQ(::kill(lost_pid, SIGKILL), 0);
+
+  const JobOutcome outcome = get(future);
+  ASSERT_TRUE(outcome.ok()) << outcome.failure->message;
+  EXPECT_EQ(outcome.result["verdict"], "passed");
+  EXPECT_EQ(outcome.worker, 0);
+  EXPECT_NE(outcome.worker_pid, lost_pid);
+  EXPECT_EQ(outcome.result["pid"], outcome.worker_pid);  // the restarted process answered
+  EXPECT_THAT(starts.all(), ElementsAre(0u, 0u));
+  ASSERT_EQ(outcome.lost_attempts.size(), 1u);
+  const LostAttempt& attempt = outcome.lost_attempts[0];
+  EXPECT_EQ(attempt.worker, 0);
+  EXPECT_EQ(attempt.worker_pid, lost_pid);
+  EXPECT_EQ(attempt.failure.kind, WorkerFailureKind::Died);
+  EXPECT_EQ(attempt.failure.signal, SIGKILL);
+  EXPECT_THAT(attempt.failure.message, HasSubstr("worker died (signal 9 SIGKILL) during evaluate"));
+  const auto status = pool.status();
+  EXPECT_EQ(status[0].starts, 2u);
+  EXPECT_EQ(status[0].jobs, 2u);
+}
+
+TEST(WorkerPoolRequeueTest, WithOneWorkerAJobThatKillsItIsRunOnlyTwice) {
+  WorkerPool pool(pool_of(1));
+  auto future = pool.submit(job("die"));
+  const JobOutcome outcome = get(future);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.failure->kind, WorkerFailureKind::Died);
+  ASSERT_EQ(outcome.lost_attempts.size(), 1u);
+  EXPECT_EQ(outcome.lost_attempts[0].worker, 0);
+  EXPECT_NE(outcome.lost_attempts[0].worker_pid, outcome.worker_pid);
+  EXPECT_THAT(outcome.failure->message,
+              HasSubstr("(after worker 0 (" + std::string(HIERA_FAKE_WORKER) +
+                        ") was lost under it: worker died (exit status 1) during evaluate"));
+  EXPECT_EQ(total_jobs(pool), 2u);
+}
+
+TEST(WorkerPoolRequeueTest, NothingIsRequeuedWhenPinnedOrWhenDisabled) {
   {
     WorkerPool pool(pool_of(2));
     Job pinned = job("die");

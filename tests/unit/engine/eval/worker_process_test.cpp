@@ -3,6 +3,8 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <fstream>
 #include <thread>
 
 #include <sys/wait.h>
@@ -33,6 +35,11 @@ WorkerConfig fake(std::vector<std::string> args = {}) {
 }
 
 json behave(const std::string& how) { return json{{"behave", how}}; }
+
+// The bytes of the first request's body (id 2 after the handshake's 1) as WorkerProcess frames it.
+std::size_t protocol_body_size(const std::string& method, const json& params) {
+  return json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", method}, {"params", params}}.dump().size();
+}
 
 // Reaped: not running, not a zombie, no longer our child.
 bool reaped(pid_t pid) {
@@ -348,6 +355,68 @@ TEST(WorkerProcessTest, DescribesDurations) {
 TEST(WorkerProcessTest, DescribesCommands) {
   EXPECT_EQ(describe_command({"hiera", "worker", "--device", "0"}), "hiera worker --device 0");
   EXPECT_EQ(describe_command({"ssh", "my host", ""}), "ssh 'my host' ''");
+}
+
+}  // namespace
+}  // namespace hiera::engine::eval
+
+namespace hiera::engine::eval {
+namespace {
+
+TEST(WorkerProcessTest, ARequestOverTheFrameLimitIsNotSentAndNamesTheLimit) {
+  WorkerProcess worker(fake());
+  ASSERT_FALSE(worker.start());
+  // A 65 MiB source: the request's body is this plus the JSON around it.
+  const std::string source(65u << 20, 'x');
+  const CallResult reply = worker.call("compile", json{{"source", source}}, kLong);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.failure->kind, WorkerFailureKind::RpcError);
+  const std::size_t body = protocol_body_size("compile", json{{"source", source}});
+  char size[64];
+  std::snprintf(size, sizeof size, "%.1f MiB (%zu bytes)", static_cast<double>(body) / (1u << 20), body);
+  EXPECT_EQ(reply.failure->message, "the compile request is " + std::string(size) +
+                                        ", over the job protocol's frame limit of 64.0 MiB (67108864 bytes); it was "
+                                        "not sent to the worker");
+  // Nothing reached the worker: it serves the next request.
+  EXPECT_TRUE(worker.running());
+  const CallResult next = worker.call("evaluate", json::object(), kLong);
+  ASSERT_TRUE(next.ok()) << next.failure->message;
+  EXPECT_EQ(next.result["verdict"], "passed");
+}
+
+// `kill -9` of the engine: the worker goes with it, even one that would
+// outlive the end of its stdin. The engine is this test forked.
+TEST(WorkerProcessTest, TheWorkerDiesWithTheEngine) {
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t engine = ::fork();
+  if (engine == 0) {
+    ::close(report[0]);
+    WorkerProcess worker(fake({"--ignore-eof", "--ignore-sigterm"}));
+    if (worker.start()) ::_exit(1);
+    const pid_t pid = worker.pid();
+    if (::write(report[1], &pid, sizeof pid) != sizeof pid) ::_exit(1);
+    for (;;) ::pause();
+  }
+  ::close(report[1]);
+  pid_t worker = -1;
+  const ssize_t n = ::read(report[0], &worker, sizeof worker);
+  ::close(report[0]);
+  ::kill(engine, SIGKILL);
+  int status = 0;
+  ::waitpid(engine, &status, 0);
+  ASSERT_EQ(n, static_cast<ssize_t>(sizeof worker));
+  const auto deadline = std::chrono::steady_clock::now() + kLong;
+  bool gone = false;
+  while (!gone && std::chrono::steady_clock::now() < deadline) {
+    // Gone, or a zombie its new parent has not reaped yet.
+    std::ifstream stat("/proc/" + std::to_string(worker) + "/stat");
+    std::string line;
+    gone = !std::getline(stat, line) || line.find(") Z") != std::string::npos || line.find(") X") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone) << "worker " << worker << " outlived its engine";
+  if (!gone) ::kill(worker, SIGKILL);
 }
 
 }  // namespace

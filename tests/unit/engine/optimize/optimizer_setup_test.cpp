@@ -135,3 +135,41 @@ TEST(EngineOptimizerSetup, BadWorkerSpecsAreErrors) {
 
 }  // namespace
 }  // namespace hiera::engine::optimize
+
+namespace hiera::engine::optimize {
+namespace {
+
+// Every configured endpoint's key, not only the one in use: no worker has business with any.
+TEST(EngineOptimizerSetup, TheWorkerPoolKnowsEveryConfiguredSecret) {
+  ::setenv("HIERA_SETUP_TEST_KEY_A", "key-aaaaaaaaaaaa", 1);
+  ::setenv("HIERA_SETUP_TEST_KEY_B", "key-bbbbbbbbbbbb", 1);
+  ::setenv("HIERA_SETUP_TEST_KEY_C", "key-cccccccccccc", 1);
+  ::unsetenv("HIERA_SETUP_TEST_UNSET");
+  const json config = {{"llm",
+                        {{"default", "none"},
+                         {"endpoints",
+                          {{{"name", "a"}, {"api_key_env", "HIERA_SETUP_TEST_KEY_A"}},
+                           {{"name", "b"}, {"api_key_env", "HIERA_SETUP_TEST_KEY_B"}},
+                           {{"name", "c"}, {"api_key_env", "HIERA_SETUP_TEST_UNSET"}},
+                           {{"name", "d"}, {"api_key_env", ""}},
+                           "not an endpoint"}}}}};
+  OptimizerSetupArgs args;
+  args.worker_count = 1;
+  args.no_knowledge = true;
+  args.llm = "none";
+  args.runs_dir = "/tmp/runs";
+  args.endpoint = llm::parse_endpoint({{"name", "settings"}, {"provider", "openai"}, {"base_url", "http://127.0.0.1:1"},
+                                       {"model", "m"}, {"api_key_env", "HIERA_SETUP_TEST_KEY_C"}});
+  const auto setup = make_optimizer_setup(args, config, kExe, "test", "unused");
+  ::unsetenv("HIERA_SETUP_TEST_KEY_A");
+  ::unsetenv("HIERA_SETUP_TEST_KEY_B");
+  ::unsetenv("HIERA_SETUP_TEST_KEY_C");
+  EXPECT_EQ(setup.pool.secrets.names(), (std::vector<std::string>{"HIERA_SETUP_TEST_KEY_C", "HIERA_SETUP_TEST_KEY_A",
+                                                                  "HIERA_SETUP_TEST_KEY_B", "HIERA_SETUP_TEST_UNSET"}));
+  EXPECT_EQ(setup.pool.secrets.redact("key-aaaaaaaaaaaa key-bbbbbbbbbbbb key-cccccccccccc"),
+            "[redacted $HIERA_SETUP_TEST_KEY_A] [redacted $HIERA_SETUP_TEST_KEY_B] [redacted $HIERA_SETUP_TEST_KEY_C]");
+  EXPECT_TRUE(configured_secrets(OptimizerSetupArgs{}, json::object()).names().empty());
+}
+
+}  // namespace
+}  // namespace hiera::engine::optimize
