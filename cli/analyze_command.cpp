@@ -180,7 +180,7 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
   if (args.json) {
     nlohmann::json out = analysis::to_json(result, text, r);
     out["file"] = args.file;
-    std::cout << out.dump(2) << std::endl;
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
     print_listing(std::cout, args.file, text, result, r);
   }

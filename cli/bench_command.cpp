@@ -112,7 +112,7 @@ namespace {
 // there are; a problem without one is left out and counted on stderr).
 void write_outputs(const fs::path& out_dir, const std::vector<engine::bench::ProblemResult>& results,
                    const engine::bench::SuiteInfo& info, const std::string& report) {
-  engine::bench::write_file_atomically(out_dir / "summary.json", engine::bench::summary_json(results, info).dump(1) + "\n");
+  engine::bench::write_file_atomically(out_dir / "summary.json", engine::bench::summary_json(results, info).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   engine::bench::write_file_atomically(out_dir / "report.md", report);
   engine::bench::write_file_atomically(out_dir / "speedups.svg", engine::bench::speedup_plot_svg(results, info.with_compile()));
   engine::bench::write_file_atomically(out_dir / "sol.svg", engine::bench::sol_plot_svg(results));

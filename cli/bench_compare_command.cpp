@@ -33,7 +33,7 @@ int run_bench_compare(const BenchCompareArgs& args) {
     std::cerr << "hiera bench-compare: " << e.what() << std::endl;
     return kCompareUnreadable;
   }
-  if (args.json) std::cout << engine::bench::run_comparison_json(comparison).dump(1) << "\n";
+  if (args.json) std::cout << engine::bench::run_comparison_json(comparison).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else std::cout << engine::bench::run_comparison_markdown(comparison);
   std::cout << std::flush;
   return comparison.identical() ? kCompareIdentical : kCompareDiffers;

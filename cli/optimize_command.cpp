@@ -95,7 +95,7 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
   try {
     if (!args.json_out.empty()) {
       std::ofstream out(args.json_out);
-      out << engine::optimize::to_json(result).dump(1) << '\n';
+      out << engine::optimize::to_json(result).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       if (!out) throw std::runtime_error("cannot write " + args.json_out);
     }
     if (!args.report_out.empty()) {

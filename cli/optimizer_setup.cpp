@@ -5,7 +5,10 @@
 namespace hiera::cli {
 
 void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string& workers_help) {
-  cmd.add_option("--budget", args.budget, "Candidates to try (default: the spec's, else 24)")->check(CLI::Range(1, 100000));
+  cmd.add_option("--budget", args.budget,
+                 "At most N candidates (a ceiling: the run stops earlier when the plan is exhausted, the time limit "
+                 "is reached or the result is near the speed of light; default: the spec's, else 24)")
+      ->check(CLI::Range(1, 100000));
   cmd.add_option("--time-limit", args.time_limit_s, "Wall-time limit in seconds")->check(CLI::PositiveNumber);
   cmd.add_option("--candidates-per-round", args.candidates_per_round,
                  "Candidates proposed per round (default: one per worker; fix it to make the same proposals on any "

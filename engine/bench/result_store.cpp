@@ -30,7 +30,7 @@ StoredResult ResultStore::load(const Problem& problem, const Provenance& current
 }
 
 void ResultStore::save(const ProblemResult& result) const {
-  write_file_atomically(path(Problem{result.name, result.group, result.file}), to_json(result).dump(1) + "\n");
+  write_file_atomically(path(Problem{result.name, result.group, result.file}), to_json(result).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace hiera::engine::bench

@@ -24,6 +24,23 @@ enum class Outcome {
 };
 const char* to_string(Outcome outcome);
 
+// Why the run ended where it did: a --budget is a ceiling, and a run that
+// tried fewer candidates says which of the other limits came first.
+enum class StopReason {
+  BudgetSpent,       // the candidate budget is used up
+  TimeLimit,         // the wall-time limit was reached
+  PlanExhausted,     // every plan step finished (stopped paying, nothing new, its share spent)
+  NearSpeedOfLight,  // the result (or the reference already) is near the speed-of-light bound
+  Cancelled,         // the caller cancelled
+  MeasureOnly,       // only the reference was measured, as asked
+  NoProposer,        // nothing to propose candidates
+  Error,             // the run could not go on (see message)
+};
+// "budget_spent", "time_limit", "plan_exhausted", "near_speed_of_light", "cancelled", "measure_only", "no_proposer", "error".
+const char* to_string(StopReason reason);
+// "the budget was spent", "the time limit was reached", ...: for the report.
+const char* describe(StopReason reason);
+
 // One evaluated (or rejected) candidate, as the run log and the report list it.
 struct AttemptRecord {
   propose::Attempt attempt;
@@ -58,6 +75,8 @@ struct BestResult {
 struct OptimizeResult {
   Outcome outcome = Outcome::Error;
   std::string message;             // one line: what happened
+  std::optional<StopReason> stop_reason;  // set by every run the optimizer ends
+  std::string stop_detail;         // the decision that ended the run ("budget spent: 12 of 12 candidates tried, ...")
   std::string target;              // "model.py::Model"
   std::string gpu;                 // the device that measured, or "cpu"
   nlohmann::json spec;             // the task spec (TaskSpec::to_json)

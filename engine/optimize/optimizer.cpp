@@ -194,11 +194,19 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
   auto finish = [&](Outcome outcome, std::string message) -> OptimizeResult {
     result.outcome = outcome;
     result.message = std::move(message);
+    // A cancellation or an error ends the run whatever the loop had decided.
+    if (outcome == Outcome::Cancelled || outcome == Outcome::Error) {
+      result.stop_reason = outcome == Outcome::Cancelled ? StopReason::Cancelled : StopReason::Error;
+      result.stop_detail = result.message;
+    }
     result.wall_s = seconds_since(run.start);
     if (run.log) {
-      run.log->write("done", {{"outcome", to_string(outcome)}, {"message", result.message}});
+      run.log->write("done", {{"outcome", to_string(outcome)},
+                              {"message", result.message},
+                              {"stop_reason", result.stop_reason ? to_string(*result.stop_reason) : "none"},
+                              {"stop_detail", result.stop_detail}});
       try {
-        run.log->write_file("result.json", to_json(result).dump(1));
+        run.log->write_file("result.json", to_json(result).dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
         run.log->write_file("report.md", to_markdown(result));
       } catch (const std::exception& e) {
         result.message += " (the run directory could not be written: " + std::string(e.what()) + ")";
@@ -406,12 +414,20 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     result.plan_markdown = plan::to_markdown(plan);
     run.log->write("plan", result.plan);
     if (options.measure_only) {
+      result.stop_reason = StopReason::MeasureOnly;
+      result.stop_detail = "measure only: no candidates";
       return finish(Outcome::NoImprovement, "the reference measured: " + fixed(reference_ms, 4) + " ms per call on " +
                                                 result.gpu + " (measure only: no candidates)");
     }
-    if (plan.at_speed_of_light) return finish(Outcome::NoImprovement, "the reference already runs near its speed of light");
+    if (plan.at_speed_of_light) {
+      result.stop_reason = StopReason::NearSpeedOfLight;
+      result.stop_detail = "the reference already runs near its speed of light";
+      return finish(Outcome::NoImprovement, result.stop_detail);
+    }
     if (proposers_.empty()) {
       run.decide("no proposer configured (no LLM endpoint, and the built-in proposer is not enabled)");
+      result.stop_reason = StopReason::NoProposer;
+      result.stop_detail = result.decisions.back();
     }
 
     // 4-6. Rounds of proposals, evaluated in parallel, step by step.
@@ -448,12 +464,24 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       throw_if_cancelled(cancel);
       if (run.out_of_time()) {
         run.decide("time limit reached (" + fixed(run.time_limit_s, 0) + " s)");
+        result.stop_reason = StopReason::TimeLimit;
+        result.stop_detail = "time limit reached after " + fixed(seconds_since(run.start), 0) + " s (limit " +
+                             fixed(run.time_limit_s, 0) + " s), " + std::to_string(result.figures.proposed) + " of " +
+                             std::to_string(run.budget) + " candidates tried";
         break;
       }
       const plan::Decision decision = plan::next_action(plan, outcomes);
       run.log->write("next_action", plan::to_json(decision));
       if (decision.action == plan::Action::Stop || !decision.step) {
         run.decide(decision.reason);
+        result.stop_reason = decision.stop == plan::StopCause::BudgetSpent        ? StopReason::BudgetSpent
+                             : decision.stop == plan::StopCause::NearSpeedOfLight ? StopReason::NearSpeedOfLight
+                                                                                  : StopReason::PlanExhausted;
+        result.stop_detail = decision.reason;
+        if (decision.stop != plan::StopCause::BudgetSpent) {
+          result.stop_detail += " (" + std::to_string(result.figures.proposed) + " of a budget of " +
+                                std::to_string(run.budget) + " candidates tried)";
+        }
         break;
       }
       const std::size_t s = *decision.step;

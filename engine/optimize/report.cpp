@@ -63,6 +63,34 @@ const char* to_string(Outcome outcome) {
   return "?";
 }
 
+const char* to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::BudgetSpent: return "budget_spent";
+    case StopReason::TimeLimit: return "time_limit";
+    case StopReason::PlanExhausted: return "plan_exhausted";
+    case StopReason::NearSpeedOfLight: return "near_speed_of_light";
+    case StopReason::Cancelled: return "cancelled";
+    case StopReason::MeasureOnly: return "measure_only";
+    case StopReason::NoProposer: return "no_proposer";
+    case StopReason::Error: return "error";
+  }
+  return "?";
+}
+
+const char* describe(StopReason reason) {
+  switch (reason) {
+    case StopReason::BudgetSpent: return "the candidate budget was spent";
+    case StopReason::TimeLimit: return "the time limit was reached";
+    case StopReason::PlanExhausted: return "the plan was exhausted";
+    case StopReason::NearSpeedOfLight: return "the result is near the speed of light";
+    case StopReason::Cancelled: return "it was cancelled";
+    case StopReason::MeasureOnly: return "only the reference was to be measured";
+    case StopReason::NoProposer: return "there is no proposer";
+    case StopReason::Error: return "of an error";
+  }
+  return "?";
+}
+
 std::string timing_text(const eval::TimingStats& s) {
   return fixed(s.median_ms, 4) + " ms (p10 " + fixed(s.p10_ms, 4) + ", p90 " + fixed(s.p90_ms, 4) + ", " +
          std::to_string(s.trials) + " trials)";
@@ -138,6 +166,8 @@ nlohmann::json to_json(const OptimizeResult& r) {
   const Figures& f = r.figures;
   return {{"outcome", to_string(r.outcome)},
           {"message", r.message},
+          {"stopped", r.stop_reason ? nlohmann::json{{"reason", to_string(*r.stop_reason)}, {"detail", r.stop_detail}}
+                                    : nlohmann::json(nullptr)},
           {"target", r.target},
           {"gpu", r.gpu},
           {"spec", r.spec},
@@ -155,6 +185,10 @@ nlohmann::json to_json(const OptimizeResult& r) {
 std::string to_markdown(const OptimizeResult& r) {
   std::string md = "# hiera optimize: " + r.target + "\n\n";
   md += "- Outcome: **" + std::string(to_string(r.outcome)) + "**: " + r.message + "\n";
+  if (r.stop_reason) {
+    md += "- Stopped because " + std::string(describe(*r.stop_reason)) +
+          (r.stop_detail.empty() || r.stop_detail == r.message ? std::string() : ": " + r.stop_detail) + "\n";
+  }
   md += "- GPU: " + (r.gpu.empty() ? std::string("(none)") : r.gpu) + "\n";
   md += "- Wall time: " + fixed(r.wall_s, 1) + " s\n";
   if (!r.run_dir.empty()) md += "- Run directory: `" + r.run_dir.string() + "` (run.jsonl holds every event)\n";

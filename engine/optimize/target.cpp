@@ -1,6 +1,7 @@
 #include "engine/optimize/target.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -28,9 +29,24 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// "100.0 MiB (104857600 bytes)"
+std::string describe_bytes(std::uintmax_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f MiB (%ju bytes)", static_cast<double>(bytes) / (1u << 20), bytes);
+  return text;
+}
+
+void check_size(const std::filesystem::path& file, std::uintmax_t bytes) {
+  if (bytes <= kMaxSourceBytes) return;
+  throw TargetError(file.string() + ": " + describe_bytes(bytes) + " is over the limit of " +
+                    std::to_string(kMaxSourceBytes >> 20) + " MiB on a source to optimize (a job carries it twice, "
+                    "as reference and candidate, in one job-protocol frame of at most 64 MiB)");
+}
+
 }  // namespace
 
 Target make_target(const std::filesystem::path& file, std::string symbol, std::string source) {
+  check_size(file, source.size());
   Target target{file, std::move(symbol), spec::TargetKind::Pytorch, std::move(source)};
   const std::string ext = file.extension().string();
   if (ext == ".py") {
@@ -74,6 +90,8 @@ Target load_target(std::string_view spec) {
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw TargetError(file + ": cannot read the file");
+  std::error_code ec;
+  if (const auto bytes = std::filesystem::file_size(file, ec); !ec) check_size(file, bytes);  // before reading it
   std::ostringstream text;
   text << in.rdbuf();
   return make_target(file, symbol, text.str());

@@ -2,6 +2,7 @@
 // What `hiera optimize FILE[::SYMBOL]` points at: a PyTorch module in a .py
 // file (KernelBench format: the class, get_inputs, get_init_inputs) or a CUDA
 // kernel in a .cu/.cuh file, with its source read from disk.
+#include <cstddef>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,10 @@
 #include "engine/spec/target_kind.h"
 
 namespace hiera::engine::optimize {
+
+// The largest source hiera optimizes: a job carries it at least twice (the
+// reference and a candidate) in one job-protocol frame of at most 64 MiB.
+inline constexpr std::size_t kMaxSourceBytes = 16u << 20;
 
 class TargetError : public std::runtime_error {
  public:
@@ -34,7 +39,8 @@ struct Target {
 // Parses "FILE[::SYMBOL]" and reads FILE. Without SYMBOL: "Model" for Python
 // (or the only nn.Module class), the only __global__ kernel for CUDA. Throws
 // TargetError: unreadable file, unknown extension, symbol not found (naming
-// the ones that are), KernelBench functions missing.
+// the ones that are), KernelBench functions missing, a file over
+// kMaxSourceBytes (naming the limit and its size; it is not read).
 Target load_target(std::string_view spec);
 // The same, with the source given (an editor buffer that is not saved).
 Target make_target(const std::filesystem::path& file, std::string symbol, std::string source);

@@ -39,6 +39,7 @@ Decision next_action(const Plan& plan, const std::vector<StepOutcome>& history) 
   if (steps.empty()) {
     decision.reason = plan.at_speed_of_light ? "at speed of light: nothing to optimize"
                                              : "nothing to do: the plan has no step";
+    decision.stop = plan.at_speed_of_light ? StopCause::NearSpeedOfLight : StopCause::PlanExhausted;
     return decision;
   }
 
@@ -70,6 +71,7 @@ Decision next_action(const Plan& plan, const std::vector<StepOutcome>& history) 
     decision.reason = "budget spent: " + std::to_string(total_tried) + " of " +
                       std::to_string(context.candidate_budget) + " candidates tried, " +
                       (best_overall ? "best " + format_speedup(*best_overall) : "none correct");
+    decision.stop = StopCause::BudgetSpent;
     return decision;
   }
 
@@ -126,6 +128,7 @@ Decision next_action(const Plan& plan, const std::vector<StepOutcome>& history) 
     }
 
     decision.step = i;
+    decision.stop = StopCause::None;
     decision.candidates = std::min(budget - t, context.candidate_budget - total_tried);
     const std::string more = " (" + candidates_text(decision.candidates) + ")";
     if (t == 0 && last_finished) {
@@ -147,6 +150,7 @@ Decision next_action(const Plan& plan, const std::vector<StepOutcome>& history) 
     return decision;
   }
   decision.reason = last_was_done_region ? last_reason + ", stopping" : last_reason + "; no step left";
+  decision.stop = last_was_done_region ? StopCause::NearSpeedOfLight : StopCause::PlanExhausted;
   return decision;
 }
 

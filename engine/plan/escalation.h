@@ -32,8 +32,17 @@ struct StepOutcome {
 enum class Action { Continue, Escalate, NextRegion, Stop };
 const char* to_string(Action action);  // "continue", "escalate", "next_region", "stop"
 
+// Why a Stop stops, for the report's one-line answer to "why did it end here?".
+enum class StopCause {
+  None,              // not a Stop
+  BudgetSpent,       // the run's candidate budget is used up
+  PlanExhausted,     // every step finished (stopped paying, spent its own budget, nothing new) or no step at all
+  NearSpeedOfLight,  // the last region finished at (or the reference starts at) its speed of light
+};
+
 struct Decision {
   Action action = Action::Stop;
+  StopCause stop = StopCause::PlanExhausted;  // None once action is not Stop
   std::optional<std::size_t> step;  // the plan step to work in (absent for Stop)
   int candidates = 0;               // how many more it may try: its budget, plus what earlier steps left, less tried
   std::string reason;

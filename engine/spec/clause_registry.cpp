@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 [[noreturn]] void bad(const std::string& expected, const json& value) {
-  throw SpecError("must be " + expected + ", got " + value.dump());
+  throw SpecError("must be " + expected + ", got " + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 bool is_finite_number(const json& value) { return value.is_number() && std::isfinite(value.get<double>()); }
@@ -143,7 +143,7 @@ void outputs_compared(const json& value) {
   std::set<std::string> seen;
   for (const auto& item : value) {
     if (!is_count(item, 0) && !(item.is_string() && is_identifier(item.get<std::string>()))) bad(expected, value);
-    if (!seen.insert(item.dump()).second) throw SpecError("lists " + item.dump() + " twice");
+    if (!seen.insert(item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).second) throw SpecError("lists " + item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " twice");
   }
 }
 

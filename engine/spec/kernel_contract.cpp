@@ -25,7 +25,7 @@ std::string expression(const json& value, const std::string& what) {
   std::string text;
   if (value.is_string()) text = value.get<std::string>();
   else if (value.is_number_integer()) text = value.dump();
-  else throw SpecError(what + " must be a size expression, got " + value.dump());
+  else throw SpecError(what + " must be a size expression, got " + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   try {
     size_expression_names(text);
   } catch (const SizeExpressionError& error) {
@@ -48,7 +48,7 @@ json KernelArg::to_json() const {
 }
 
 KernelArg KernelArg::from_json(const json& value) {
-  if (!value.is_object()) throw SpecError("an argument must be an object, got " + value.dump());
+  if (!value.is_object()) throw SpecError("an argument must be an object, got " + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   KernelArg arg;
   const auto name = value.find("name");
   if (name == value.end() || !name->is_string() || !is_identifier(name->get<std::string>())) {

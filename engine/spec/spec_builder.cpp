@@ -133,7 +133,7 @@ class Builder {
         set("environment.candidate_budget", item, Source::Configuration, "settings: " + path, "settings: " + path);
       } else if (key == "minutes") {
         if (!item.is_number() || !std::isfinite(item.get<double>()) || item.get<double>() <= 0.0) {
-          problem("settings: " + path + ": must be a positive number, got " + item.dump());
+          problem("settings: " + path + ": must be a positive number, got " + item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
           continue;
         }
         const double s = item.get<double>() * 60.0;
@@ -357,13 +357,13 @@ class Builder {
         if (cuda) {
           const auto role = output.is_string() ? role_of(output.get<std::string>()) : std::nullopt;
           if (!role || (*role != ArgRole::Output && *role != ArgRole::InOut)) {
-            problem("contract: outputs names " + output.dump() + ", which is not an output argument");
+            problem("contract: outputs names " + output.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ", which is not an output argument");
           }
         } else if (!output.is_number_integer()) {
-          problem("contract: outputs of a PyTorch module are output indices, got " + output.dump());
+          problem("contract: outputs of a PyTorch module are output indices, got " + output.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         } else if (count && output.get<std::int64_t>() >= count->value.get<std::int64_t>()) {
-          problem("contract: outputs names output " + output.dump() + " but forward returns " +
-                  count->value.dump() + " output(s)");
+          problem("contract: outputs names output " + output.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " but forward returns " +
+                  count->value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " output(s)");
         }
       }
     }

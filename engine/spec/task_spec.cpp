@@ -89,7 +89,7 @@ std::string describe(Source source, const std::string& origin) {
 }
 
 std::string cell(const json& value) {
-  std::string text = value.dump();
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 100) text = text.substr(0, 97) + "...";
   std::string out = "`";
   for (char c : text) {

@@ -44,7 +44,7 @@ json canonical_request(const LlmEndpoint& endpoint, const ChatRequest& request) 
 }
 
 std::string cache_key(const LlmEndpoint& endpoint, const ChatRequest& request) {
-  return sha256_hex(canonical_request(endpoint, request).dump());
+  return sha256_hex(canonical_request(endpoint, request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 ResponseCache::ResponseCache(std::filesystem::path directory, LogSink log)
@@ -91,7 +91,7 @@ void ResponseCache::store(const std::string& key, const json& request, const Cac
                                 {"completion_tokens", reply.usage.completion_tokens}}}};
     {
       std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      out << entry.dump(2) << '\n';
+      out << entry.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       out.close();
       if (!out) throw std::runtime_error("cannot write " + temporary.string());
     }

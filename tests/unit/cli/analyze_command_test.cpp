@@ -99,3 +99,22 @@ TEST(AnalyzeCommand, BadUsageIsExitTwo) {
 }
 
 }  // namespace
+
+namespace {
+
+// An invalid UTF-8 byte in a kernel's name: the JSON carries U+FFFD in its
+// place, and the command neither aborts nor fails.
+TEST(AnalyzeCommand, InvalidUtf8InAKernelNameIsReplacedNotFatal) {
+  const hiera::testing::TempDirectory dir("hiera-analyze-");
+  const auto file = dir.path() / "bad.cu";
+  std::ofstream(file, std::ios::binary) << "__global__ void scale\xff_kernel(float* x) { x[threadIdx.x] *= 2.0f; }\n";
+  const auto json_run = run_process({HIERA_BIN, "analyze", file.string(), "--json"}, "");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const json j = json::parse(json_run.out);  // valid UTF-8 throughout, or this throws
+  ASSERT_EQ(j["kernels"].size(), 1u);
+  EXPECT_EQ(j["kernels"][0]["name"], "scale\xef\xbf\xbd_kernel");
+  const auto listing = run_process({HIERA_BIN, "analyze", file.string()}, "");
+  EXPECT_EQ(listing.exit_code, 0) << listing.err;
+}
+
+}  // namespace

@@ -2,13 +2,16 @@
 // and the stdio LSP session's robustness at the process boundary.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/child_process.h"
 #include "protocol/framing.h"
 #include "frame_assertions.h"
 #include "subprocess.h"
@@ -110,6 +113,99 @@ TEST(HieraLspProcess, GarbageAndAnOversizedClaimGetErrorsAndACleanExit) {
   ASSERT_GE(messages.size(), 2u);
   EXPECT_EQ(messages[0]["error"]["code"], -32700);
   EXPECT_EQ(messages[1]["error"]["code"], -32600);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(HieraCli, OptimizeHelpCallsTheBudgetACeiling) {
+  const auto help = run_process({HIERA_BIN, "optimize", "--help"}, "");
+  EXPECT_EQ(help.exit_code, 0);
+  // CLI11 wraps long descriptions: compare with the whitespace folded.
+  std::string text;
+  for (char c : help.out) {
+    if (c == '\n' || c == ' ') {
+      if (!text.empty() && text.back() != ' ') text += ' ';
+    } else {
+      text += c;
+    }
+  }
+  EXPECT_NE(text.find("At most N candidates (a ceiling: the run stops earlier when the plan is exhausted, the time limit "
+                      "is reached or the result is near the speed of light; default: the spec's, else 24)"),
+            std::string::npos)
+      << help.out;
+}
+
+// `kill -9` of `hiera optimize` while its worker runs (here a fake one that
+// hangs in the handshake and would outlive the end of its stdin): the worker
+// ends with it.
+TEST(HieraCli, AKilledOptimizeLeavesNoWorkerRunning) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-kill-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto pid_file = dir / "worker.pid";
+  const std::string worker = "/bin/sh -c 'echo $$ > " + pid_file.string() + "; exec " + HIERA_FAKE_WORKER +
+                             " --hello hang --ignore-eof --ignore-sigterm'";
+  hiera::engine::ChildProcess optimize(
+      {HIERA_BIN, "optimize", std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/analysis/kernelbench_conv_chain.py",
+       "--quiet", "--llm", "none", "--runs-dir", (dir / "runs").string(), "--worker", worker});
+  pid_t worker_pid = -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (worker_pid <= 0 && std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(pid_file);
+    if (!(in >> worker_pid)) {
+      worker_pid = -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ASSERT_GT(worker_pid, 0) << "the worker never started";
+  ASSERT_EQ(::kill(optimize.pid(), SIGKILL), 0);
+  EXPECT_EQ(optimize.wait().describe(), "signal 9 SIGKILL");
+  bool gone = false;
+  while (!gone && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10)) {
+    std::ifstream stat("/proc/" + std::to_string(worker_pid) + "/stat");
+    std::string line;
+    gone = !std::getline(stat, line) || line.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "worker " << worker_pid << " outlived hiera optimize";
+  if (!gone) ::kill(worker_pid, SIGKILL);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// An invalid UTF-8 byte in an annotation: the run ends with its error, and its
+// record (result.json, run.jsonl, report.md) is written, as valid UTF-8.
+TEST(HieraCli, InvalidUtf8InAnAnnotationKeepsTheRunRecord) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-utf8-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "k.cu", std::ios::binary)
+      << "// hiera: size N=1024\n// hiera: arg x inout float32[N\xff]\n// hiera: arg n scalar int32 = N\n"
+         "// hiera: launch grid=(N+255)/256 block=256\n"
+         "__global__ void scale(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }\n";
+  const auto r = run_process({HIERA_BIN, "optimize", (dir / "k.cu").string(), "--quiet", "--llm", "none", "--runs-dir",
+                              (dir / "runs").string(), "--worker", HIERA_FAKE_WORKER, "--json", (dir / "out.json").string()},
+                             "", std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // The terminal gets the bytes as they are; the record gets U+FFFD in their place.
+  EXPECT_NE(r.err.find("size expression 'N\xff': unexpected '\xff' at column 2"), std::string::npos) << r.err;
+  std::vector<std::filesystem::path> runs;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "runs")) runs.push_back(entry.path());
+  ASSERT_EQ(runs.size(), 1u);
+  for (const char* name : {"result.json", "report.md", "run.jsonl"}) {
+    EXPECT_TRUE(std::filesystem::exists(runs[0] / name)) << name;
+  }
+  std::ifstream result(runs[0] / "result.json");
+  const json j = json::parse(result);  // throws on invalid UTF-8
+  EXPECT_EQ(j["outcome"], "error");
+  EXPECT_EQ(j["stopped"]["reason"], "error");
+  EXPECT_NE(j["message"].get<std::string>().find("size expression 'N\xef\xbf\xbd'"), std::string::npos) << j["message"];
+  std::ifstream out(dir / "out.json");
+  EXPECT_EQ(json::parse(out)["outcome"], "error");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -129,3 +129,50 @@ TEST(OptimizeReport, ANoImprovementRunSaysTheSourceIsUnchanged) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace hiera::engine;
+
+TEST(OptimizeReport, SaysWhyTheRunStopped) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::NoImprovement;
+  r.message = "4 candidates tried, 2 correct, none verified faster";
+  r.stop_reason = optimize::StopReason::PlanExhausted;
+  r.stop_detail = "op graph: S3 stopped paying: best 0.98x after 3 candidates; no step left (4 of a budget of 12 "
+                  "candidates tried)";
+  const std::string md = optimize::to_markdown(r);
+  EXPECT_NE(md.find("- Outcome: **no_improvement**: 4 candidates tried, 2 correct, none verified faster\n"
+                    "- Stopped because the plan was exhausted: op graph: S3 stopped paying: best 0.98x after 3 "
+                    "candidates; no step left (4 of a budget of 12 candidates tried)\n"),
+            std::string::npos)
+      << md;
+  const auto j = optimize::to_json(r);
+  EXPECT_EQ(j["stopped"], (nlohmann::json{{"reason", "plan_exhausted"}, {"detail", r.stop_detail}}));
+
+  // A detail that only repeats the message is not said twice.
+  r.outcome = optimize::Outcome::Cancelled;
+  r.message = "cancelled after 3 candidates";
+  r.stop_reason = optimize::StopReason::Cancelled;
+  r.stop_detail = r.message;
+  EXPECT_NE(optimize::to_markdown(r).find("**cancelled**: cancelled after 3 candidates\n- Stopped because it was "
+                                          "cancelled\n"),
+            std::string::npos);
+  EXPECT_EQ(optimize::to_json(r)["stopped"]["reason"], "cancelled");
+
+  const std::vector<std::pair<optimize::StopReason, std::string>> reasons = {
+      {optimize::StopReason::BudgetSpent, "budget_spent: the candidate budget was spent"},
+      {optimize::StopReason::TimeLimit, "time_limit: the time limit was reached"},
+      {optimize::StopReason::NearSpeedOfLight, "near_speed_of_light: the result is near the speed of light"},
+      {optimize::StopReason::MeasureOnly, "measure_only: only the reference was to be measured"},
+      {optimize::StopReason::NoProposer, "no_proposer: there is no proposer"},
+      {optimize::StopReason::Error, "error: of an error"}};
+  for (const auto& [reason, text] : reasons) {
+    EXPECT_EQ(std::string(optimize::to_string(reason)) + ": " + optimize::describe(reason), text);
+  }
+  // A result nobody ended (built by hand) says nothing about it.
+  EXPECT_EQ(optimize::to_markdown(optimize::OptimizeResult{}).find("Stopped because"), std::string::npos);
+  EXPECT_TRUE(optimize::to_json(optimize::OptimizeResult{})["stopped"].is_null());
+}
+
+}  // namespace

@@ -2,7 +2,11 @@
 // clear refusals for everything that cannot be optimized.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "engine/optimize/target.h"
+#include "temp_directory.h"
 #include "thrown_message.h"
 
 namespace {
@@ -59,6 +63,30 @@ TEST(OptimizeTarget, RefusesOtherFilesAndModulesOutsideKernelBenchFormat) {
   EXPECT_EQ(error_of("m.py", "", "x = 1\n"), "m.py: name the module to optimize (FILE::CLASS); nn.Module classes here: none");
   EXPECT_THROW(hiera::engine::optimize::load_target("/nonexistent/m.py"), TargetError);
   EXPECT_THROW(hiera::engine::optimize::load_target("m.py::"), TargetError);
+}
+
+}  // namespace
+
+namespace {
+
+// A source larger than one job-protocol frame can carry is refused by name and
+// size, before it is read (the sparse file here costs no disk).
+TEST(OptimizeTarget, ASourceOverTheLimitIsRefusedNamingTheLimitAndItsSize) {
+  hiera::testing::TempDirectory dir("hiera-target-");
+  const auto file = dir.path() / "big.py";
+  std::ofstream(file) << kModule;
+  std::filesystem::resize_file(file, 100u << 20);
+  const std::string message = hiera::testing::thrown_message<TargetError>(
+      [&] { hiera::engine::optimize::load_target(file.string()); }, "(no error)");
+  EXPECT_EQ(message, file.string() +
+                         ": 100.0 MiB (104857600 bytes) is over the limit of 16 MiB on a source to optimize (a job "
+                         "carries it twice, as reference and candidate, in one job-protocol frame of at most 64 MiB)");
+  // The same limit for a source given whole (an editor buffer).
+  std::string source = kModule;
+  source.resize(hiera::engine::optimize::kMaxSourceBytes + 1, '\n');
+  EXPECT_EQ(error_of("m.py", "", source),
+            "m.py: 16.0 MiB (16777217 bytes) is over the limit of 16 MiB on a source to optimize (a job carries it "
+            "twice, as reference and candidate, in one job-protocol frame of at most 64 MiB)");
 }
 
 }  // namespace

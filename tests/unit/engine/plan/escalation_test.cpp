@@ -114,6 +114,7 @@ TEST(EscalationTest, NearTheSpeedOfLightItStops) {
   const std::vector<StepOutcome> history = {gelu(Space::S1, 4, 3, 1.1, 0.74), gelu(Space::S1, 5, 4, 1.38, 0.91)};
   expect_decision(next_action(plan, history), Action::Stop, std::nullopt, 0,
                   "linear+bias+gelu at 91% of speed of light, stopping");
+  EXPECT_EQ(next_action(plan, history).stop, StopCause::NearSpeedOfLight);
 }
 
 TEST(EscalationTest, TheLastSpaceStoppingPayingEndsThePlan) {
@@ -122,6 +123,8 @@ TEST(EscalationTest, TheLastSpaceStoppingPayingEndsThePlan) {
                                             gelu(Space::S3, 4, 0, std::nullopt)};
   expect_decision(next_action(plan, history), Action::Stop, std::nullopt, 0,
                   "linear+bias+gelu: S3 stopped paying: none of 4 candidates was correct; no step left");
+  EXPECT_EQ(next_action(plan, history).stop, StopCause::PlanExhausted);
+  EXPECT_EQ(next_action(plan, {}).stop, StopCause::None);  // not a stop
 }
 
 TEST(EscalationTest, TheWholeBudgetSpentStops) {
@@ -130,6 +133,7 @@ TEST(EscalationTest, TheWholeBudgetSpentStops) {
                   std::nullopt, 0, "budget spent: 24 of 24 candidates tried, best 1.31×");
   expect_decision(next_action(plan, {gelu(Space::S1, 24, 0, std::nullopt)}), Action::Stop, std::nullopt, 0,
                   "budget spent: 24 of 24 candidates tried, none correct");
+  EXPECT_EQ(next_action(plan, {gelu(Space::S1, 24, 0, std::nullopt)}).stop, StopCause::BudgetSpent);
 }
 
 TEST(EscalationTest, TheLaunchBoundMlpSequence) {
