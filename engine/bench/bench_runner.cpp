@@ -140,7 +140,7 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
           tally.step(problem.id(), measuring);
           try {
             comparison = services_.evaluate(comparison_task(options.target, optimized),
-                                            comparison_options(settings.optimize, settings.baselines, cancel));
+                                            comparison_options(options, settings.baselines, cancel));
           } catch (const std::exception& e) {
             comparison_error = e.what();
           }

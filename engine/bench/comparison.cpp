@@ -45,6 +45,8 @@ eval::EvaluateOptions comparison_options(const optimize::OptimizeOptions& option
   for (const auto& b : baselines) {
     if (b != "eager") o.baselines.push_back(b);
   }
+  // What is handed back, judged by KernelBench's own criterion too (its format: PyTorch modules).
+  o.kernelbench = options.target.kind == spec::TargetKind::Pytorch;
   return o;
 }
 
@@ -150,6 +152,12 @@ ProblemResult make_problem_result(const Problem& problem, const optimize::Optimi
       delivered_ms = result.reference_timing->reference.median_ms;
     }
     if (with_compile) r.baseline_errors["compile"] = "not measured: the side-by-side job did not run";
+  }
+  // The side-by-side job judged exactly what is handed back; without it, the delivered form's verification.
+  if (comparison && !comparison->job_failure && comparison->kernelbench) {
+    r.kernelbench = comparison->kernelbench;
+  } else if (delivered && (!comparison || comparison->job_failure)) {
+    r.kernelbench = result.best->evaluation.kernelbench;
   }
   if (r.sol_ms && delivered_ms && *delivered_ms > 0) r.sol_fraction = *r.sol_ms / *delivered_ms;
   return r;

@@ -24,7 +24,8 @@ nlohmann::json comparison_task(const optimize::Target& target, const optimize::O
 
 // The optimizer's trial counts, fresh inputs (a seed of its own), room for
 // torch.compile and for building the delivered kernels, and the baselines
-// other than eager (which is the reference side itself).
+// other than eager (which is the reference side itself); KernelBench's criterion
+// too when options.target is a PyTorch module.
 eval::EvaluateOptions comparison_options(const optimize::OptimizeOptions& options, const std::vector<std::string>& baselines,
                                          const CancellationToken& cancel);
 

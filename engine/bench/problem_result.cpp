@@ -50,6 +50,23 @@ std::vector<CandidateVerdict> verdicts_from_json(const json& value) {
   return out;
 }
 
+json kernelbench_json(const std::optional<eval::KernelBenchVerdict>& k) {
+  if (!k) return nullptr;
+  return {{"passed", k->passed}, {"trials", k->trials}, {"atol", k->atol}, {"rtol", k->rtol},
+          {"max_abs_error", optional_json(k->max_abs_error)}, {"message", k->message}};
+}
+
+eval::KernelBenchVerdict kernelbench_from_json(const json& v) {
+  eval::KernelBenchVerdict k;
+  k.passed = v.at("passed").get<bool>();
+  k.trials = v.at("trials").get<int>();
+  k.atol = v.at("atol").get<double>();
+  k.rtol = v.at("rtol").get<double>();
+  k.max_abs_error = optional_double(v, "max_abs_error");
+  k.message = v.at("message").get<std::string>();
+  return k;
+}
+
 json optional_text(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
 
 }  // namespace
@@ -63,6 +80,7 @@ json to_json(const ProblemResult& r) {
           {"group", r.group},
           {"file", r.file.string()},
           {"correct", r.correct},
+          {"kernelbench", kernelbench_json(r.kernelbench)},
           {"speedup_eager", optional_json(r.speedup_eager)},
           {"speedup_compile", optional_json(r.speedup_compile)},
           {"times", {{"eager", time_json(r.times.eager)}, {"compile", time_json(r.times.compile)}, {"best", time_json(r.times.best)}}},
@@ -109,6 +127,7 @@ ProblemResult problem_result_from_json(const json& v) {
   if (const json* f = present(v, "finished_at")) r.finished_at = f->get<std::string>();
   if (const json* f = present(v, "workers")) r.workers = f->get<int>();
   if (const json* f = present(v, "candidate_verdicts")) r.candidate_verdicts = verdicts_from_json(*f);
+  if (const json* f = present(v, "kernelbench")) r.kernelbench = kernelbench_from_json(*f);
   if (!v.at("error").is_null()) r.error = v.at("error").get<std::string>();
   r.baseline_errors = v.at("baseline_errors").get<std::map<std::string, std::string>>();
   r.gpu = v.at("gpu").get<std::string>();

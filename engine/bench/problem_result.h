@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/bench/problem.h"
+#include "engine/eval/job_results.h"
 
 namespace hiera::engine::bench {
 
@@ -55,6 +56,10 @@ struct ProblemResult {
   // original (which then ran under the harness). False when the reference
   // itself failed or nothing ran.
   bool correct = false;
+  // KernelBench's own criterion on what is handed back (the side-by-side
+  // job's, else the delivered form's verification); empty when neither
+  // applied it (an older hiera or runner, a CUDA task, a job that did not run).
+  std::optional<eval::KernelBenchVerdict> kernelbench;
   // Over eager: 1.0 exactly when nothing was faster (the original is handed
   // back). Over torch.compile: compile time / delivered time. Empty when not measured.
   std::optional<double> speedup_eager;
@@ -95,8 +100,8 @@ std::filesystem::path result_path(const Problem& problem);
 nlohmann::json to_json(const ProblemResult& result);
 // The inverse of to_json. Throws nlohmann::json::exception when a field is
 // missing or has the wrong type (damaged, or from a much older hiera); the
-// fields started_at, finished_at, workers and candidate_verdicts may be
-// missing or null (an older record) and are then empty.
+// fields started_at, finished_at, workers, candidate_verdicts and kernelbench
+// may be missing or null (an older record) and are then empty.
 ProblemResult problem_result_from_json(const nlohmann::json& value);
 
 }  // namespace hiera::engine::bench

@@ -5,6 +5,9 @@
 //   correct AND faster than p, for p = 0, 1, 1.5, 2; fast_0 is the fraction
 //   correct. Computed over the speed-up against eager PyTorch, and again
 //   against torch.compile when that baseline ran.
+// - fast_p_kernelbench: the same fractions with "correct" meaning KernelBench's
+//   own criterion passed (ProblemResult::kernelbench); a problem without that
+//   verdict is not correct there.
 // - the geometric mean of the delivered speed-up over all problems.
 // A problem with no measured speed-up (its reference failed, or the baseline
 // could not be timed) counts as 1.0 in both: what hiera hands back is then
@@ -27,6 +30,8 @@ struct SuiteFigures {
   int correct = 0;
   std::map<std::string, double> fast_p;                         // keyed as kFastPThresholds
   std::optional<std::map<std::string, double>> fast_p_compile;  // only with the compile baseline
+  std::map<std::string, double> fast_p_kernelbench;             // correct by KernelBench's criterion, over eager
+  std::optional<std::map<std::string, double>> fast_p_kernelbench_compile;  // and over torch.compile
   double geomean_eager = 1.0;
   std::optional<double> geomean_compile;
 };

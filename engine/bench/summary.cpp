@@ -19,6 +19,9 @@ void put_figures(json& out, const std::vector<ProblemResult>& results, bool with
   const SuiteFigures figures = compute_figures(results, with_compile);
   out["fast_p"] = figures.fast_p;
   out["fast_p_compile"] = figures.fast_p_compile ? json(*figures.fast_p_compile) : json(nullptr);
+  out["fast_p_kernelbench"] = figures.fast_p_kernelbench;
+  out["fast_p_kernelbench_compile"] =
+      figures.fast_p_kernelbench_compile ? json(*figures.fast_p_kernelbench_compile) : json(nullptr);
   out["geomean_eager"] = figures.geomean_eager;
   out["geomean_compile"] = optional_json(figures.geomean_compile);
 }
@@ -68,6 +71,7 @@ json summary_json(const std::vector<ProblemResult>& results, const SuiteInfo& in
   for (const auto& r : results) {
     problems.push_back({{"name", r.id()},
                         {"correct", r.correct},
+                        {"kernelbench_passed", r.kernelbench ? json(r.kernelbench->passed) : json(nullptr)},
                         {"speedup_eager", optional_json(r.speedup_eager)},
                         {"speedup_compile", optional_json(r.speedup_compile)},
                         {"sol_fraction", optional_json(r.sol_fraction)},

@@ -1,10 +1,12 @@
 #pragma once
 // OUT/summary.json: the suite's figures (suite_figures.h) with where and when
 // they were measured. Exactly these keys: gpu, commit, date, problems (one
-// {name, correct, speedup_eager, speedup_compile, sol_fraction, spaces} per
-// problem, name being Problem::id() so that problems of different groups stay
-// apart), fast_p, fast_p_compile, geomean_eager, geomean_compile, groups
-// ({group: {fast_p, fast_p_compile, geomean_eager, geomean_compile}}),
+// {name, correct, kernelbench_passed, speedup_eager, speedup_compile,
+// sol_fraction, spaces} per problem, name being Problem::id() so that problems
+// of different groups stay apart; kernelbench_passed null without that
+// verdict), fast_p, fast_p_compile, fast_p_kernelbench,
+// fast_p_kernelbench_compile, geomean_eager, geomean_compile, groups ({group:
+// {the same six figures}}),
 // wall_s (wall_time.h: the union of the problems' running intervals; null when
 // no record has them) and workers (the distinct pool sizes that ran them). The
 // compile figures are null when that baseline did not run.

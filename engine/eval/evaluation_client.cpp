@@ -52,6 +52,7 @@ Job trials_job(std::string method, json task, const EvaluateOptions& options) {
               {"timing_trials", options.timing_trials},
               {"seed", options.seed}};
   if (!options.baselines.empty()) params["baselines"] = options.baselines;
+  if (options.kernelbench) params["kernelbench"] = true;
   return job_of(std::move(method), std::move(params), options, options.worker);
 }
 

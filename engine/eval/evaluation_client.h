@@ -35,6 +35,9 @@ struct EvaluateOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(2)};
   CancellationToken cancel;
   std::optional<std::size_t> worker;  // any worker when empty
+  // Also apply KernelBench's correctness criterion (params "kernelbench":
+  // true; Evaluation::kernelbench): the final verification of what is handed back.
+  bool kernelbench = false;
 };
 
 struct CompileOptions {

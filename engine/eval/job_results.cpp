@@ -151,7 +151,23 @@ Evaluation parse_evaluation(const json& result) {
   if (field(result, "speed_of_light_ms")) {
     evaluation.speed_of_light_ms = get_number(result, "speed_of_light_ms", "evaluation");
   }
+  if (const json* kernelbench = field(result, "kernelbench")) {
+    evaluation.kernelbench = parse_kernelbench(*kernelbench, "evaluation.kernelbench");
+  }
   return evaluation;
+}
+
+KernelBenchVerdict parse_kernelbench(const json& value, const std::string& where) {
+  require_object(value, where);
+  KernelBenchVerdict verdict;
+  // Strict where the verdict itself is concerned: a criterion without its verdict is no criterion.
+  verdict.passed = get_bool(value, "passed", where, true);
+  verdict.trials = static_cast<int>(get_integer(value, "trials", where));
+  verdict.atol = get_number(value, "atol", where);
+  verdict.rtol = get_number(value, "rtol", where);
+  if (field(value, "max_abs_error")) verdict.max_abs_error = get_number(value, "max_abs_error", where);
+  verdict.message = get_string(value, "message", where);
+  return verdict;
 }
 
 CompileResult parse_compile_result(const json& result) {
@@ -231,6 +247,9 @@ Delivery parse_delivery(const json& result) {
   const json* evaluation = field(result, "evaluation");
   if (!evaluation) malformed("deliver.evaluation is missing");
   delivery.evaluation = parse_evaluation(*evaluation);
+  if (const json* kernelbench = field(result, "kernelbench")) {
+    delivery.evaluation.kernelbench = parse_kernelbench(*kernelbench, "deliver.kernelbench");
+  }
   return delivery;
 }
 

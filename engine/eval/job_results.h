@@ -78,12 +78,28 @@ struct Timing {
   std::map<std::string, std::string> baseline_errors;
 };
 
+// KernelBench's own correctness criterion, applied by the worker beside
+// hiera's verdict when the job asked for it (params "kernelbench": true):
+// seeded torch.rand inputs, `trials` trials, torch.allclose(reference output,
+// candidate output, atol, rtol) against the reference's own output.
+struct KernelBenchVerdict {
+  bool passed = false;
+  int trials = 0;
+  double atol = 0.0;
+  double rtol = 0.0;
+  std::optional<double> max_abs_error;  // null when no output could be compared
+  std::string message;                  // why it failed, or empty
+  bool operator==(const KernelBenchVerdict&) const = default;
+};
+
 struct Evaluation {
   Verdict verdict = Verdict::Failed;
   std::vector<CheckFailure> failures;
   std::vector<Trial> trials;
   std::optional<Timing> timing;             // only when verification passed
   std::optional<double> speed_of_light_ms;  // only when verification passed
+  // Only when the job asked for it; it never changes `verdict`.
+  std::optional<KernelBenchVerdict> kernelbench;
   // Set when the job itself failed (timed out, crashed the worker, cancelled,
   // a bad reply): the verdict is then Failed with one failure derived from it.
   std::optional<WorkerFailure> job_failure;
@@ -154,12 +170,15 @@ struct Delivery {
   Evaluation evaluation;
 };
 
-// Each throws MalformedResult.
+// Each throws MalformedResult. A deliver result's "kernelbench" may sit beside
+// its "evaluation" or inside it; it lands in Delivery::evaluation.kernelbench.
 Evaluation parse_evaluation(const nlohmann::json& result);
 CompileResult parse_compile_result(const nlohmann::json& result);
 DeviceProbe parse_probe(const nlohmann::json& result);
 ProfileResult parse_profile(const nlohmann::json& result);
 CaptureResult parse_capture(const nlohmann::json& result);
 Delivery parse_delivery(const nlohmann::json& result);
+// The "kernelbench" object; `where` names it in errors ("evaluation.kernelbench").
+KernelBenchVerdict parse_kernelbench(const nlohmann::json& value, const std::string& where);
 
 }  // namespace hiera::engine::eval

@@ -635,6 +635,8 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       o.seed = options.seed + 7777;
       // A delivered module builds its kernels with load_inline: about a minute cold per source.
       o.timeout = std::max<std::chrono::milliseconds>(o.timeout, std::chrono::minutes(10));
+      // KernelBench's own criterion beside hiera's verdict, for the report (PyTorch modules: its format).
+      o.kernelbench = target.kind == spec::TargetKind::Pytorch;
       BestResult best;
       best.candidate = candidate;
       const json task = candidate_task(spec, reference_source, candidate.source, candidate.kernel, device);

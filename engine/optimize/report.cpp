@@ -15,6 +15,27 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
+// 1e-4, 1.7e-4, 0: tolerances and errors as one writes them.
+std::string short_number(double value) {
+  if (value == 0.0) return "0";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2e", value);
+  std::string s = text;
+  const std::size_t e = s.find('e');
+  if (e == std::string::npos) return s;  // inf, nan
+  std::string mantissa = s.substr(0, e);
+  std::string exponent = s.substr(e + 1);
+  while (mantissa.find('.') != std::string::npos && (mantissa.back() == '0' || mantissa.back() == '.')) {
+    const bool dot = mantissa.back() == '.';
+    mantissa.pop_back();
+    if (dot) break;
+  }
+  const char sign = exponent.front();
+  exponent.erase(0, 1);
+  while (exponent.size() > 1 && exponent.front() == '0') exponent.erase(0, 1);
+  return mantissa + "e" + (sign == '-' ? "-" : "") + exponent;
+}
+
 std::string cell(std::string text) {
   for (char& c : text) {
     if (c == '\n' || c == '|') c = c == '|' ? '/' : ' ';
@@ -51,7 +72,24 @@ nlohmann::json candidate_json(const propose::Candidate& c) {
   return out;
 }
 
+nlohmann::json kernelbench_json(const std::optional<eval::KernelBenchVerdict>& k) {
+  if (!k) return nullptr;
+  return {{"passed", k->passed}, {"trials", k->trials}, {"atol", k->atol}, {"rtol", k->rtol},
+          {"max_abs_error", k->max_abs_error ? nlohmann::json(*k->max_abs_error) : nlohmann::json(nullptr)},
+          {"message", k->message}};
+}
+
 }  // namespace
+
+std::string kernelbench_text(const eval::KernelBenchVerdict& k) {
+  const std::string tolerances = k.atol == k.rtol ? "atol=rtol=" + short_number(k.atol)
+                                                  : "atol=" + short_number(k.atol) + ", rtol=" + short_number(k.rtol);
+  std::string text = "KernelBench criterion (" + std::to_string(k.trials) + " trials, allclose " + tolerances + "): " +
+                     (k.passed ? "passed" : "failed");
+  if (k.max_abs_error) text += ", max abs error " + short_number(*k.max_abs_error);
+  if (!k.passed && !k.message.empty()) text += " (" + k.message + ")";
+  return text;
+}
 
 const char* to_string(Outcome outcome) {
   switch (outcome) {
@@ -162,6 +200,7 @@ nlohmann::json to_json(const OptimizeResult& r) {
     best["trials"] = trials_json(r.best->evaluation.trials);
     best["speed_of_light_ms"] = r.best->evaluation.speed_of_light_ms ? nlohmann::json(*r.best->evaluation.speed_of_light_ms)
                                                                      : nlohmann::json(nullptr);
+    best["kernelbench"] = kernelbench_json(r.best->evaluation.kernelbench);
   }
   const Figures& f = r.figures;
   return {{"outcome", to_string(r.outcome)},
@@ -215,6 +254,7 @@ std::string to_markdown(const OptimizeResult& r) {
       md += line;
     }
     md += "\n";
+    if (e.kernelbench) md += kernelbench_text(*e.kernelbench) + ".\n\n";
   } else {
     md += "No candidate was verified faster than the reference; the source is unchanged.\n\n";
   }

@@ -61,6 +61,35 @@ TEST(ComparisonOptions, FreshInputsRoomForCompileAndTheBaselinesBesideEager) {
   EXPECT_TRUE(comparison_options(options, {"eager"}, {}).baselines.empty());
 }
 
+TEST(ComparisonOptions, APyTorchModuleIsAlsoJudgedByKernelBenchsCriterion) {
+  optimize::OptimizeOptions options;
+  options.target = testing::target();
+  EXPECT_TRUE(comparison_options(options, {"eager"}, {}).kernelbench);
+  options.target.kind = spec::TargetKind::Cuda;  // not KernelBench's format
+  EXPECT_FALSE(comparison_options(options, {"eager"}, {}).kernelbench);
+}
+
+TEST(ComparisonResult, TheKernelBenchVerdictIsTheSideBySideJobsElseTheDeliveredForms) {
+  const eval::KernelBenchVerdict side_by_side{false, 5, 1e-4, 1e-4, 2.5e-4, "not allclose"};
+  const eval::KernelBenchVerdict delivered{true, 5, 1e-4, 1e-4, 1e-5, ""};
+  optimize::OptimizeResult improved = optimized(true);
+  improved.best->evaluation.kernelbench = delivered;
+  eval::Evaluation comparison = passed(timing(3.0, 1.5));
+  comparison.kernelbench = side_by_side;
+  EXPECT_EQ(make_problem_result(kProblem, improved, comparison, "", knowledge_with_recipes(), false).kernelbench,
+            side_by_side);
+  // Nothing faster: the original handed back is judged by the side-by-side job too.
+  EXPECT_EQ(make_problem_result(kProblem, optimized(false), comparison, "", knowledge_with_recipes(), false).kernelbench,
+            side_by_side);
+  // The side-by-side job did not run: the delivered form's verdict stands in.
+  EXPECT_EQ(make_problem_result(kProblem, improved, std::nullopt, "bad spec", knowledge_with_recipes(), false).kernelbench,
+            delivered);
+  // It ran without the criterion (an older runner): none, rather than the delivered form's.
+  EXPECT_EQ(make_problem_result(kProblem, improved, passed(timing(3.0, 1.5)), "", knowledge_with_recipes(), false)
+                .kernelbench,
+            std::nullopt);
+}
+
 TEST(ComparisonPlanBound, SumsTheRegionsBounds) {
   EXPECT_EQ(plan_bound_ms(optimized(false).plan), 0.5);
   EXPECT_EQ(plan_bound_ms(json{{"regions", {{{"bound_ms", 0.0}}}}}), std::nullopt);  // no work counted anywhere

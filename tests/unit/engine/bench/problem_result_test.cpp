@@ -14,6 +14,7 @@ ProblemResult full_result() {
   r.group = "fusion";
   r.file = "/suite/fusion/19_ReLU.py";
   r.correct = true;
+  r.kernelbench = eval::KernelBenchVerdict{false, 5, 1e-4, 1e-4, 2.5e-4, "output 0: not allclose"};
   r.speedup_eager = 1.5;
   r.speedup_compile = 0.75;
   r.times.eager = TimeSummary{3.0, 2.9, 3.2};
@@ -46,6 +47,8 @@ TEST(ProblemResultJson, WritesEveryFieldAndReadsItBackUnchanged) {
   EXPECT_EQ(j["group"], "fusion");
   EXPECT_EQ(j["file"], "/suite/fusion/19_ReLU.py");
   EXPECT_EQ(j["correct"], true);
+  EXPECT_EQ(j["kernelbench"], (json{{"passed", false}, {"trials", 5}, {"atol", 1e-4}, {"rtol", 1e-4},
+                                    {"max_abs_error", 2.5e-4}, {"message", "output 0: not allclose"}}));
   EXPECT_EQ(j["speedup_eager"], 1.5);
   EXPECT_EQ(j["speedup_compile"], 0.75);
   EXPECT_EQ(j["times"]["eager"], (json{{"median_ms", 3.0}, {"p10_ms", 2.9}, {"p90_ms", 3.2}}));
@@ -87,8 +90,9 @@ TEST(ProblemResultJson, AnErrorResultKeepsItsNullsAndItsError) {
 // A record from before the run times and verdicts were kept: they read as empty.
 TEST(ProblemResultJson, AnOlderRecordWithoutTimesWorkersOrVerdictsStillReads) {
   json j = to_json(full_result());
-  for (const char* key : {"started_at", "finished_at", "workers", "candidate_verdicts"}) j.erase(key);
+  for (const char* key : {"started_at", "finished_at", "workers", "candidate_verdicts", "kernelbench"}) j.erase(key);
   ProblemResult expected = full_result();
+  expected.kernelbench.reset();
   expected.started_at.reset();
   expected.finished_at.reset();
   expected.workers.reset();
@@ -99,6 +103,7 @@ TEST(ProblemResultJson, AnOlderRecordWithoutTimesWorkersOrVerdictsStillReads) {
   EXPECT_TRUE(written["started_at"].is_null());
   EXPECT_TRUE(written["workers"].is_null());
   EXPECT_TRUE(written["candidate_verdicts"].is_null());
+  EXPECT_TRUE(written["kernelbench"].is_null());
   EXPECT_EQ(problem_result_from_json(written), expected);
   // An empty list is not the same as none recorded: no candidate was proposed.
   expected.candidate_verdicts = std::vector<CandidateVerdict>{};
@@ -111,7 +116,9 @@ TEST(ProblemResultJson, RejectsMistypedNewFields) {
            {"started_at", 12},
            {"workers", "two"},
            {"candidate_verdicts", "c1"},
-           {"candidate_verdicts", json::array({{{"id", "c1"}}})}}) {
+           {"candidate_verdicts", json::array({{{"id", "c1"}}})},
+           {"kernelbench", json{{"passed", "yes"}}},
+           {"kernelbench", json{{"passed", true}}}}) {
     json j = to_json(full_result());
     j[key] = value;
     EXPECT_THROW(problem_result_from_json(j), json::exception) << key << " = " << value;

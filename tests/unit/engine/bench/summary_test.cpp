@@ -38,8 +38,9 @@ const std::vector<ProblemResult> kResults = {
 TEST(BenchSummary, HasExactlyTheDocumentedKeysAndValues) {
   const SuiteInfo info{"NVIDIA H200", "abc123", "2026-11-30T00:00:00Z", "hiera bench samples", {"eager", "compile"}};
   const json s = summary_json(kResults, info);
-  EXPECT_EQ(keys(s), (std::vector<std::string>{"commit", "date", "fast_p", "fast_p_compile", "geomean_compile", "geomean_eager",
-                                               "gpu", "groups", "problems", "wall_s", "workers"}));
+  EXPECT_EQ(keys(s), (std::vector<std::string>{"commit", "date", "fast_p", "fast_p_compile", "fast_p_kernelbench",
+                                               "fast_p_kernelbench_compile", "geomean_compile", "geomean_eager", "gpu",
+                                               "groups", "problems", "wall_s", "workers"}));
   EXPECT_EQ(s["gpu"], "NVIDIA H200");
   EXPECT_EQ(s["commit"], "abc123");
   EXPECT_EQ(s["date"], "2026-11-30T00:00:00Z");
@@ -49,11 +50,34 @@ TEST(BenchSummary, HasExactlyTheDocumentedKeysAndValues) {
   EXPECT_DOUBLE_EQ(s["geomean_compile"].get<double>(), 1.0);                      // 1 * 2 * 1 * 0.5
 
   ASSERT_EQ(s["problems"].size(), 4u);
-  EXPECT_EQ(s["problems"][0], (json{{"name", "top"}, {"correct", true}, {"speedup_eager", 2.0}, {"speedup_compile", 1.0},
-                                    {"sol_fraction", 0.5}, {"spaces", {"S1"}}}));
+  EXPECT_EQ(s["problems"][0], (json{{"name", "top"}, {"correct", true}, {"kernelbench_passed", nullptr},
+                                    {"speedup_eager", 2.0}, {"speedup_compile", 1.0}, {"sol_fraction", 0.5},
+                                    {"spaces", {"S1"}}}));
   EXPECT_EQ(s["problems"][1]["name"], "fusion/relu");  // group/name: unique across groups
-  EXPECT_EQ(s["problems"][2], (json{{"name", "fusion/gelu"}, {"correct", false}, {"speedup_eager", nullptr},
-                                    {"speedup_compile", nullptr}, {"sol_fraction", nullptr}, {"spaces", json::array()}}));
+  EXPECT_EQ(s["problems"][2], (json{{"name", "fusion/gelu"}, {"correct", false}, {"kernelbench_passed", nullptr},
+                                    {"speedup_eager", nullptr}, {"speedup_compile", nullptr}, {"sol_fraction", nullptr},
+                                    {"spaces", json::array()}}));
+}
+
+// fast_p again with "correct" meaning KernelBench's criterion passed: a
+// problem hiera verified but KernelBench rejects, or one without that
+// verdict, is not correct there.
+TEST(BenchSummary, FastPKernelBenchCountsOnlyProblemsThatPassKernelBenchsCriterion) {
+  std::vector<ProblemResult> results = kResults;
+  results[0].kernelbench = eval::KernelBenchVerdict{true, 5, 1e-4, 1e-4, 1e-5, ""};                  // 2.0x, 1.0x
+  results[1].kernelbench = eval::KernelBenchVerdict{false, 5, 1e-4, 1e-4, 2.5e-4, "not allclose"};   // 4.0x, 2.0x
+  results[2].kernelbench = eval::KernelBenchVerdict{true, 5, 1e-4, 1e-4, 0.0, ""};  // hiera: not correct, no speed-up
+  // results[3] (1.0x, 0.5x): no verdict.
+  const SuiteInfo info{"cpu", "unknown", "2026-11-30T00:00:00Z", "", {"eager", "compile"}};
+  const json s = summary_json(results, info);
+  EXPECT_EQ(s["fast_p"], (json{{"0", 0.75}, {"1", 0.5}, {"1.5", 0.5}, {"2", 0.25}}));  // hiera's own: unchanged
+  EXPECT_EQ(s["fast_p_kernelbench"], (json{{"0", 0.5}, {"1", 0.25}, {"1.5", 0.25}, {"2", 0.0}}));
+  EXPECT_EQ(s["fast_p_kernelbench_compile"], (json{{"0", 0.5}, {"1", 0.0}, {"1.5", 0.0}, {"2", 0.0}}));
+  EXPECT_EQ(s["problems"][0]["kernelbench_passed"], true);
+  EXPECT_EQ(s["problems"][1]["kernelbench_passed"], false);
+  EXPECT_EQ(s["problems"][3]["kernelbench_passed"], nullptr);
+  EXPECT_EQ(s["groups"]["fusion"]["fast_p_kernelbench"], (json{{"0", 0.5}, {"1", 0.0}, {"1.5", 0.0}, {"2", 0.0}}));
+  EXPECT_TRUE(summary_json(results, SuiteInfo{"cpu", "unknown", "", "", {"eager"}})["fast_p_kernelbench_compile"].is_null());
 }
 
 TEST(BenchSummary, CommitOfResultsGatheredFromSeveralRuns) {
@@ -89,7 +113,8 @@ TEST(BenchSummary, GroupsCarryTheSameFiguresForTheirProblems) {
   const json groups = summary_json(kResults, info)["groups"];
   EXPECT_EQ(keys(groups), (std::vector<std::string>{".", "fusion", "norm"}));
   const json& fusion = groups["fusion"];
-  EXPECT_EQ(keys(fusion), (std::vector<std::string>{"fast_p", "fast_p_compile", "geomean_compile", "geomean_eager"}));
+  EXPECT_EQ(keys(fusion), (std::vector<std::string>{"fast_p", "fast_p_compile", "fast_p_kernelbench",
+                                                    "fast_p_kernelbench_compile", "geomean_compile", "geomean_eager"}));
   EXPECT_EQ(fusion["fast_p"], (json{{"0", 0.5}, {"1", 0.5}, {"1.5", 0.5}, {"2", 0.5}}));
   EXPECT_EQ(fusion["fast_p_compile"], (json{{"0", 0.5}, {"1", 0.5}, {"1.5", 0.5}, {"2", 0.0}}));
   EXPECT_DOUBLE_EQ(fusion["geomean_eager"].get<double>(), 2.0);    // 4 and the failed problem's 1

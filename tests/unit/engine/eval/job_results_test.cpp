@@ -95,6 +95,51 @@ TEST(JobResultsTest, MalformedBaselinesNameTheField) {
               HasSubstr("evaluation.timing.baseline_errors.compile must be a string"));
 }
 
+TEST(JobResultsTest, KernelBenchVerdictIsParsedBesideHierasOwn) {
+  const json kernelbench = {{"passed", false}, {"trials", 5},   {"atol", 1e-4},
+                            {"rtol", 1e-4},    {"max_abs_error", 2.5e-4}, {"message", "output 0: not allclose"}};
+  const Evaluation evaluation = parse_evaluation(json{{"verdict", "passed"}, {"kernelbench", kernelbench}});
+  EXPECT_TRUE(evaluation.passed());  // it never changes hiera's verdict
+  ASSERT_TRUE(evaluation.kernelbench);
+  EXPECT_EQ(*evaluation.kernelbench, (KernelBenchVerdict{false, 5, 1e-4, 1e-4, 2.5e-4, "output 0: not allclose"}));
+
+  // Absent or null: none; only passed is required.
+  EXPECT_FALSE(parse_evaluation(json{{"verdict", "passed"}}).kernelbench);
+  EXPECT_FALSE(parse_evaluation(json{{"verdict", "passed"}, {"kernelbench", nullptr}}).kernelbench);
+  const Evaluation bare = parse_evaluation(json{{"verdict", "failed"}, {"kernelbench", {{"passed", true}, {"max_abs_error", nullptr}}}});
+  ASSERT_TRUE(bare.kernelbench);
+  EXPECT_EQ(*bare.kernelbench, (KernelBenchVerdict{true, 0, 0.0, 0.0, std::nullopt, ""}));
+}
+
+TEST(JobResultsTest, MalformedKernelBenchVerdictsNameTheField) {
+  const auto with = [](json kernelbench) { return json{{"verdict", "passed"}, {"kernelbench", std::move(kernelbench)}}; };
+  EXPECT_EQ(parse_error(with(true)), "evaluation.kernelbench must be an object, got boolean");
+  EXPECT_EQ(parse_error(with(json::object())), "evaluation.kernelbench.passed is missing");
+  EXPECT_EQ(parse_error(with({{"passed", "yes"}})), "evaluation.kernelbench.passed must be true or false");
+  EXPECT_EQ(parse_error(with({{"passed", true}, {"trials", 4.5}})), "evaluation.kernelbench.trials must be an integer");
+  EXPECT_EQ(parse_error(with({{"passed", true}, {"atol", "1e-4"}})), "evaluation.kernelbench.atol must be a number");
+  EXPECT_EQ(parse_error(with({{"passed", true}, {"max_abs_error", "big"}})),
+            "evaluation.kernelbench.max_abs_error must be a number");
+  EXPECT_EQ(parse_error(with({{"passed", true}, {"message", 3}})), "evaluation.kernelbench.message must be a string");
+}
+
+TEST(JobResultsTest, ADeliveryCarriesTheKernelBenchVerdictBesideOrInsideItsEvaluation) {
+  const json kernelbench = {{"passed", true}, {"trials", 5}, {"atol", 1e-2}, {"rtol", 1e-2}, {"max_abs_error", 3e-3}};
+  const Delivery beside = parse_delivery(
+      json{{"delivered_source", "src"}, {"evaluation", {{"verdict", "passed"}}}, {"kernelbench", kernelbench}});
+  ASSERT_TRUE(beside.evaluation.kernelbench);
+  EXPECT_EQ(*beside.evaluation.kernelbench, (KernelBenchVerdict{true, 5, 1e-2, 1e-2, 3e-3, ""}));
+  const Delivery inside = parse_delivery(
+      json{{"delivered_source", "src"}, {"evaluation", {{"verdict", "passed"}, {"kernelbench", kernelbench}}}});
+  ASSERT_TRUE(inside.evaluation.kernelbench);
+  EXPECT_TRUE(inside.evaluation.kernelbench->passed);
+  EXPECT_FALSE(parse_delivery(json{{"evaluation", {{"verdict", "passed"}}}}).evaluation.kernelbench);
+  EXPECT_EQ(hiera::testing::thrown_message<MalformedResult>([&] {
+              parse_delivery(json{{"evaluation", {{"verdict", "passed"}}}, {"kernelbench", {{"passed", 1}}}});
+            }),
+            "deliver.kernelbench.passed must be true or false");
+}
+
 TEST(JobResultsTest, CaptureKeepsTheGraphOrNull) {
   const json graph = {{"method", "fx"}, {"nodes", json::array()}};
   const CaptureResult captured = parse_capture(json{{"graph", graph}, {"pid", 12}});

@@ -175,4 +175,34 @@ TEST(OptimizeReport, SaysWhyTheRunStopped) {
   EXPECT_TRUE(optimize::to_json(optimize::OptimizeResult{})["stopped"].is_null());
 }
 
+TEST(OptimizeReport, StatesTheKernelBenchCriterionOfTheDeliveredForm) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::Improved;
+  optimize::BestResult best;
+  best.candidate.id = "c1";
+  best.speedup = 1.5;
+  best.evaluation.verdict = eval::Verdict::Passed;
+  best.evaluation.kernelbench = eval::KernelBenchVerdict{false, 5, 1e-4, 1e-4, 2.5e-4, "output 0 differs"};
+  r.best = best;
+  const std::string md = optimize::to_markdown(r);
+  EXPECT_NE(md.find("\nKernelBench criterion (5 trials, allclose atol=rtol=1e-4): failed, max abs error 2.5e-4 "
+                    "(output 0 differs).\n"),
+            std::string::npos)
+      << md;
+  const auto j = optimize::to_json(r);
+  EXPECT_EQ(j["best"]["kernelbench"], (nlohmann::json{{"passed", false}, {"trials", 5}, {"atol", 1e-4}, {"rtol", 1e-4},
+                                                      {"max_abs_error", 2.5e-4}, {"message", "output 0 differs"}}));
+
+  EXPECT_EQ(optimize::kernelbench_text({true, 5, 1e-2, 1e-2, 1.7e-3, ""}),
+            "KernelBench criterion (5 trials, allclose atol=rtol=1e-2): passed, max abs error 1.7e-3");
+  EXPECT_EQ(optimize::kernelbench_text({true, 5, 1e-4, 1e-5, 0.0, ""}),
+            "KernelBench criterion (5 trials, allclose atol=1e-4, rtol=1e-5): passed, max abs error 0");
+  EXPECT_EQ(optimize::kernelbench_text({false, 5, 1e-4, 1e-4, std::nullopt, "the candidate raised"}),
+            "KernelBench criterion (5 trials, allclose atol=rtol=1e-4): failed (the candidate raised)");
+  // Without the criterion (a CUDA kernel, an older runner): no line, null in JSON.
+  r.best->evaluation.kernelbench.reset();
+  EXPECT_EQ(optimize::to_markdown(r).find("KernelBench criterion"), std::string::npos);
+  EXPECT_TRUE(optimize::to_json(r)["best"]["kernelbench"].is_null());
+}
+
 }  // namespace
