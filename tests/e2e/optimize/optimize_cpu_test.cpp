@@ -192,3 +192,59 @@ TEST_F(OptimizeCpu, ADeadEndpointRejectsEveryCandidateWithItsReasonAndFindsNoImp
 }
 
 }  // namespace
+
+namespace {
+
+// The acceptance check for secrets: a candidate puts the configured API key in
+// its exception and its stderr; no artifact (result.json, report.md, run.jsonl,
+// the reply cache, the terminal's output, the next prompt sent) holds the key,
+// and the failure still says what happened, with the key's name in its place.
+TEST_F(OptimizeCpu, AKeyACandidateLeaksReachesNoArtifact) {
+  const std::string key = "sk-e2e-leak-0123456789abcdef";
+  const std::string redacted = "[redacted $HIERA_E2E_LLM_KEY]";
+  HttpTestServer llm;
+  llm.enqueue_json(200, reply_with("leaks_key.py", "Here is a faster version:"));
+  llm.enqueue_json(200, reply_with("correct.py", "One batched linear layer:"));
+  json config = hiera::testing::loopback_llm_config(llm.base_url(), dir_ / "llm-cache");
+  config["llm"]["endpoints"][0]["api_key_env"] = "HIERA_E2E_LLM_KEY";
+  const fs::path config_path = dir_ / "config.json";
+  std::ofstream(config_path) << config.dump(1);
+  ::setenv("HIERA_E2E_LLM_KEY", key.c_str(), 1);
+  const auto run = optimize(config_path, 2);
+  ::unsetenv("HIERA_E2E_LLM_KEY");
+  ASSERT_FALSE(run.timed_out) << run.err;
+
+  const json result = json::parse(read_text(dir_ / "result.json"));
+  ASSERT_GE(result["attempts"].size(), 1u) << result.dump(1);
+  const json& leaker = result["attempts"][0];
+  EXPECT_EQ(leaker["verdict"], "failed");
+  ASSERT_FALSE(leaker["failures"].empty());
+  EXPECT_NE(leaker["failures"][0].get<std::string>().find("the key is " + redacted), std::string::npos)
+      << leaker["failures"][0];
+
+  const auto requests = llm.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].headers.at("authorization"), "Bearer " + key);  // where the key belongs
+  EXPECT_NE(requests[1].body.find(redacted), std::string::npos);        // the failure reached the next prompt
+  for (const auto& request : requests) EXPECT_EQ(request.body.find(key), std::string::npos) << request.body;
+  EXPECT_EQ(run.out.find(key), std::string::npos);
+  EXPECT_EQ(run.err.find(key), std::string::npos);
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_)) {
+    if (!entry.is_regular_file()) continue;
+    ++files;
+    EXPECT_EQ(read_text(entry.path()).find(key), std::string::npos) << entry.path();
+  }
+  EXPECT_GE(files, 5);  // config, result, report, the run's log and report, cache entries
+
+  // The correct rewrite is delivered, judged by KernelBench's own criterion too.
+  EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+  ASSERT_TRUE(result["best"].is_object()) << result["message"];
+  EXPECT_EQ(result["best"]["kernelbench"]["passed"], true) << result["best"]["kernelbench"];
+  EXPECT_EQ(result["best"]["kernelbench"]["trials"], 5);
+  EXPECT_NE(read_text(dir_ / "report.md").find("KernelBench criterion (5 trials, allclose atol=rtol=1e-4): passed, max abs error "),
+            std::string::npos);
+  EXPECT_EQ(result["stopped"]["reason"], "budget_spent") << result["stopped"];
+}
+
+}  // namespace
