@@ -69,6 +69,7 @@ class Host(object):
         self.out_buffers = []     # exchange buffers for outputs, reused by position and size
         self.poison = verify.poison_for(device) if device.type == "cuda" else None
         self.mapped = []          # this call's CPU input mappings, closed before the next
+        self.kept = []            # outputs exported to the trusted side, alive until the next call
 
     def serve(self):
         while True:
@@ -136,6 +137,7 @@ class Host(object):
             return
         poison = message.get("poison")
         self.outputs = None
+        self.kept = []
         if poison and self.poison is not None:
             self.poison.fit(int(message.get("output_bytes", 0)))
             self.poison(word=verify.FINITE_POISON_WORD if poison == "finite" else verify.POISON_WORD)
@@ -176,12 +178,14 @@ class Host(object):
             return out, (timing._perf_counter() - t0) * 1e3
 
     def op_fetch(self, message, fds):
-        """The kept outputs, copied into exchange buffers of their own."""
+        """The kept outputs: on CUDA the memory they are in, exported as it is
+        (its allocation's IPC handle and the offset in it); on the CPU copied
+        into a memfd of their own."""
         torch, exchange = self.torch, self.exchange
         if self.outputs is None:
             self.channel.send({"ok": False, "where": "fetch", "message": "no outputs to fetch"})
             return
-        descs, send_fds = [], []
+        descs, send_fds, kept = [], [], []
         try:
             for k, x in enumerate(self.outputs):
                 if not isinstance(x, torch.Tensor):
@@ -190,15 +194,19 @@ class Host(object):
                 x = x.detach()
                 if x.device != self.device:
                     x = x.to(self.device)
+                x = x.contiguous()
                 nbytes = x.numel() * x.element_size()
-                buf = self._out_buffer(k, nbytes)
-                view = buf.tensor(x.dtype, list(x.shape), nbytes)
-                view.copy_(x)
                 d = {"kind": "tensor", "dtype": exchange.DTYPE_NAMES.get(x.dtype, str(x.dtype)),
                      "shape": list(x.shape), "nbytes": nbytes}
                 if self.device.type == "cuda":
-                    d["handle"] = buf.handle()
+                    if nbytes:
+                        if self._is_input_memory(x):
+                            x = x.clone()  # memory the trusted side handed over cannot be exported back
+                        d["handle"], d["offset"] = exchange.export_device_memory(x.data_ptr())
+                    kept.append(x)
                 else:
+                    buf = self._out_buffer(k, nbytes)
+                    buf.tensor(x.dtype, list(x.shape), nbytes).copy_(x)
                     d["fd_index"] = len(send_fds)
                     send_fds.append(buf.fd)
                 descs.append(d)
@@ -207,16 +215,22 @@ class Host(object):
             self.channel.send({"ok": False, "where": "fetch", "message": "%s: %s" % (type(e).__name__, e),
                                "cuda_broken": self._broken()})
             return
+        self.kept = kept  # alive (and so not reused) until the next call
         self.channel.send({"ok": True, "outputs": descs}, fds=send_fds)
 
+    def _is_input_memory(self, x):
+        ptr = x.data_ptr()
+        return any(b.ptr <= ptr < b.ptr + b.nbytes for b in self.opened.values())
+
     def op_ping(self, message, fds):
-        for m in self.mapped:
-            m.close()
-        self.mapped = []
+        """The exchange's round trip, as a call makes it: the inputs decoded,
+        one (empty) piece of GPU work and a synchronize, no forward."""
         try:
             self._values(message.get("inputs", []), fds)
         except self.exchange.ExchangeError:
             pass
+        if self.device.type == "cuda":
+            self.torch.cuda.current_stream(self.device).record_event()
         self._sync()
         self.channel.send({"ok": True})
 

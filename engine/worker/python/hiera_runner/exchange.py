@@ -243,6 +243,17 @@ def _driver():
     return lib
 
 
+def export_device_memory(ptr):
+    """(IPC handle hex, offset) of the allocation that holds device address
+    ptr: what another process opens to read it in place."""
+    lib = _driver()
+    base, size = ctypes.c_uint64(), ctypes.c_size_t()
+    _check(lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr), "cuMemGetAddressRange")
+    h = _IpcHandle()
+    _check(lib.cuIpcGetMemHandle(ctypes.byref(h), base.value), "cuIpcGetMemHandle")
+    return ctypes.string_at(ctypes.addressof(h), 64).hex(), int(ptr - base.value)
+
+
 def _check(result, what):
     from . import nvrtc_runtime
     nvrtc_runtime._check(result, what)
@@ -293,10 +304,11 @@ class DeviceBuffer(object):
             self._handle = ctypes.string_at(ctypes.addressof(h), 64).hex()
         return self._handle
 
-    def tensor(self, dtype, shape, nbytes):
-        if nbytes > self.nbytes:
-            raise ExchangeError("a tensor of %d bytes in a shared buffer of %d" % (nbytes, self.nbytes))
-        u8 = torch.as_tensor(_CudaArray(self.ptr, max(1, nbytes)), device=self.device)[:nbytes]
+    def tensor(self, dtype, shape, nbytes, offset=0):
+        if offset < 0 or offset + nbytes > self.nbytes:
+            raise ExchangeError("a tensor of %d bytes at offset %d in a shared buffer of %d"
+                                % (nbytes, offset, self.nbytes))
+        u8 = torch.as_tensor(_CudaArray(self.ptr + offset, max(1, nbytes)), device=self.device)[:nbytes]
         return _view(u8, dtype, shape)
 
     def close(self):

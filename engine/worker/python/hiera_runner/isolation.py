@@ -229,6 +229,7 @@ class CandidateProcess(object):
         """One forward; returns (reply, wall_ms): the wall time across the
         process boundary, from the request to the reply."""
         descs, fds, _ = staged
+        self.release_outputs()
         message = {"op": "run", "inputs": descs, "seed": seed, "poison": poison, "fill": bool(fill),
                    "timed": bool(timed), "output_bytes": int(output_bytes)}
         t0 = time.perf_counter()
@@ -241,6 +242,15 @@ class CandidateProcess(object):
         if timed and not (isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool) and elapsed >= 0):
             raise self._broke("forward", "a timed call's reply has no elapsed time")
         return reply, wall
+
+    def release_outputs(self):
+        """Closes the mappings of the candidate's outputs (before its next
+        call, which may free or reuse that memory)."""
+        if self.opened:
+            torch.cuda.synchronize(self.device)
+            for buf in self.opened.values():
+                buf.close()
+            self.opened = {}
 
     def ping(self, staged=None):
         """The exchange's own round trip: the same message as a call (its
@@ -297,6 +307,11 @@ class CandidateProcess(object):
     def _output_tensor(self, d, dtype, shape, nbytes, fds):
         if self.device.type == "cuda":
             handle = d.get("handle")
+            if nbytes == 0:
+                return torch.empty(shape, dtype=dtype, device=self.device)
+            offset = d.get("offset", 0)
+            if not isinstance(offset, int) or isinstance(offset, bool):
+                raise self._broke("fetch", "an output offset that is not an integer")
             if not isinstance(handle, str):
                 raise self._broke("fetch", "a CUDA output without an IPC handle")
             if handle in self.exported:
@@ -310,7 +325,7 @@ class CandidateProcess(object):
                     raise self._broke("fetch", str(e))
                 self.opened[handle] = buf
             try:
-                return buf.tensor(dtype, shape, nbytes)
+                return buf.tensor(dtype, shape, nbytes, offset)
             except exchange.ExchangeError as e:
                 raise self._broke("fetch", str(e))
         index = d.get("fd_index")
@@ -449,11 +464,11 @@ _spares = {}
 
 
 def _spare_count(device):
-    """Processes kept started ahead: HIERA_CANDIDATE_SPARES, else two on CUDA
+    """Processes kept started ahead: HIERA_CANDIDATE_SPARES, else three on CUDA
     (a candidate's evaluation can take less than a start) and one on the CPU."""
     if os.environ.get("HIERA_CANDIDATE_SPARES"):
         return max(0, int(os.environ["HIERA_CANDIDATE_SPARES"]))
-    return 2 if device.type == "cuda" else 1
+    return 3 if device.type == "cuda" else 1
 
 
 def acquire(device):

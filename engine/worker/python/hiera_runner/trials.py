@@ -36,6 +36,23 @@ CROSS_CHECK_FLOOR_MS = 0.2
 CROSS_CHECK_FLOOR_CPU_MS = 2.0  # a CPU's scheduler jitter; the GPU's figure is the one that matters
 
 
+MIN_ROUNDS = 15
+SETTLED_SPREAD = 0.03  # (p90 - p10) / median below which more rounds move the median by less than the noise
+
+
+def _settled(times):
+    """Whether every side's times are tight enough to stop before the
+    rounds asked for (at least MIN_ROUNDS are always taken)."""
+    for ms in times.values():
+        if len(ms) < MIN_ROUNDS:
+            return False
+        s = sorted(ms)
+        med = statistics.median(s)
+        if med <= 0 or (timing.percentile(s, 0.9) - timing.percentile(s, 0.1)) / med > SETTLED_SPREAD:
+            return False
+    return True
+
+
 class TrialFailure(Exception):
     """The candidate failed in a way that ends the trials (it raised, died,
     hung or broke the exchange): a failed result with these failures."""
@@ -75,9 +92,11 @@ class Trials(object):
         if second is not None:
             plan.append((seed + trials, inputs_mod.distribution_for(trials), second.make, second))
         first_sizes = None
+        args = None
         for trial_seed, dist, make, second_shape in plan:
             if second_shape is not None and result.failures:
                 break  # "specialized to a shape" says something only of a candidate right at the first
+            args = None  # the last trial's inputs go before this one's are drawn
             try:
                 args = inputs_mod.make(make, trial_seed, dist, self.device)
             except Exception as e:
@@ -165,8 +184,10 @@ class Trials(object):
                                  "are read-only unless numerics.allow has \"inplace\"" % (k, n, a.numel())))
         del outs
 
-        # Call B: a finite poison, on a pristine copy. Determinism; NaN computed or never written.
-        proc.run(proc.stage(pristine()), seed, poison="finite" if self.cuda else None, output_bytes=out_bytes)
+        # Call B: on a pristine copy. Determinism; and where call A left NaN, a finite poison tells
+        # NaN computed from memory never written.
+        unresolved = any(check == "nan_unresolved" for check, _ in problems)
+        proc.run(proc.stage(pristine()), seed, poison="finite" if unresolved else None, output_bytes=out_bytes)
         outs = proc.fetch(limit)
         problems, unwritten = _resolve_nan(problems, stats, outs)
         if verify.fingerprint(outs, self.key) != digest_a and not unwritten:
@@ -181,11 +202,11 @@ class Trials(object):
                                      % again[0][1]))
         del outs
 
-        # Call C: new tensors filled with NaN (memory freed and reused inside the call).
-        if verify.FillPass.available():
+        # Call C, on the CPU (where nothing poisons malloc'd memory): new tensors filled with NaN.
+        if not self.cuda and verify.FillPass.available():
             proc.run(proc.stage(pristine()), seed, fill=True, output_bytes=out_bytes)
             outs = proc.fetch(limit)
-            if not unwritten:
+            if not unwritten and not any(check == "nan_inf" for check, _ in problems):
                 problems.extend(verify.unwritten_after_fill(ref_out, ref_out, outs))
             del outs
         return problems
@@ -206,14 +227,16 @@ class Trials(object):
             for _, fn in baselines.sides_for(args):
                 fn()
         del args, staged
-        checked = set(random.SystemRandom().sample(range(rounds), min(rounds, CHECKED_ROUNDS)))
+        checked = set(random.SystemRandom().sample(range(min(rounds, MIN_ROUNDS)), min(rounds, CHECKED_ROUNDS)))
         times = {"reference": [], "candidate": []}
         walls, pings = [], []
         for i in range(rounds):
+            if i >= MIN_ROUNDS and _settled(times):
+                break
             round_seed = seed + 7919 * (i + 1)
             args = inputs_mod.make(get_inputs, round_seed, inputs_mod.distribution_for(i), device)
             staged = proc.stage(args)
-            ref_out = []
+            ref_out, out = [], None
             sides = [("reference", None), ("candidate", None)] + [(n, fn) for n, fn in baselines.sides_for(args)]
             shift = i % len(sides)
             for name, fn in sides[shift:] + sides[:shift]:
@@ -229,10 +252,11 @@ class Trials(object):
                 else:
                     ms, _ = clock.measure_call(fn)
                     times.setdefault(name, []).append(ms)
+            clock.flush()
             pings.append(proc.ping(staged))
             if i in checked and not self.ref_mutates:
                 self._check_round(i, ref_out, round_seed)
-            del args, staged, ref_out
+            del args, staged, ref_out, out, sides
         measured = {name: timing.summarize(ms) for name, ms in times.items()}
         measured["boundary"] = self._cross_check(times["candidate"], walls, pings)
         return measured

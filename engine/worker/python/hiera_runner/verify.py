@@ -58,7 +58,7 @@ class AllocatorPoison(object):
 
     def fit(self, nbytes):
         """Grows the large block to cover outputs of nbytes (several times over)."""
-        self.large_bytes = max(self.large_bytes, 4 * int(nbytes))
+        self.large_bytes = max(self.large_bytes, 2 * int(nbytes))
 
     def __call__(self, word=POISON_WORD):
         torch.cuda.empty_cache()
@@ -325,7 +325,7 @@ def _compare_exact(r, c, poisoned, stats, name):
     return problems
 
 
-CHUNK = 1 << 22  # elements compared at a time: float64 temporaries stay small at any output size
+CHUNK = 1 << 24  # elements compared at a time: float64 temporaries stay small at any output size
 NAN_SAMPLES = 64
 
 
