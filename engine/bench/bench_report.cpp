@@ -1,5 +1,6 @@
 #include "engine/bench/bench_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/bench/suite_figures.h"
@@ -65,6 +66,31 @@ void fast_p_table(std::string& out, const SuiteFigures& figures) {
   }
 }
 
+// The same table with "correct" meaning KernelBench's own criterion passed.
+void fast_p_kernelbench_table(std::string& out, const SuiteFigures& figures) {
+  const bool compile = figures.fast_p_kernelbench_compile.has_value();
+  out += "| p | passed KernelBench's criterion and faster than p, over eager |" +
+         std::string(compile ? " over torch.compile |" : "") + "\n";
+  out += "|---|---|" + std::string(compile ? "---|" : "") + "\n";
+  for (const auto& [key, p] : kFastPThresholds) {
+    out += "| " + key + " | " + percent(figures.fast_p_kernelbench.at(key)) + " |";
+    if (compile) out += " " + percent(figures.fast_p_kernelbench_compile->at(key)) + " |";
+    out += "\n";
+  }
+}
+
+// "passed (max abs error 1.7e-05)", "failed (...)", "-": a problem's KernelBench verdict in a cell.
+std::string kernelbench_cell(const std::optional<eval::KernelBenchVerdict>& k) {
+  if (!k) return "-";
+  std::string text = k->passed ? "passed" : "failed";
+  if (k->max_abs_error) {
+    char error[48];
+    std::snprintf(error, sizeof error, " (max abs error %.2g)", *k->max_abs_error);
+    text += error;
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string bench_report_markdown(const std::vector<ProblemResult>& results, const SuiteInfo& info, const std::string& suite) {
@@ -90,6 +116,19 @@ std::string bench_report_markdown(const std::vector<ProblemResult>& results, con
   if (figures.geomean_compile) out += ", **" + times(figures.geomean_compile) + "** over torch.compile";
   out += ".\n\n";
 
+  // Only records from a runner that applies KernelBench's criterion have a verdict to count.
+  const bool any_kernelbench =
+      std::any_of(results.begin(), results.end(), [](const ProblemResult& r) { return r.kernelbench.has_value(); });
+  if (any_kernelbench) {
+    out += "## fast_p by KernelBench's criterion\n\n"
+           "The same fractions with a problem counted as correct only when what hiera hands back passed KernelBench's "
+           "own check in the side-by-side job (seeded torch.rand inputs, 5 trials, torch.allclose against the "
+           "reference's output at atol = rtol = 1e-4 for float32, 1e-2 for float16/bfloat16); a problem without that "
+           "verdict counts as not correct.\n\n";
+    fast_p_kernelbench_table(out, figures);
+    out += "\n";
+  }
+
   const auto groups = by_group(results);
   if (groups.size() > 1) {
     out += "## Groups\n\n| group | problems | correct | fast_1 | geomean over eager |" +
@@ -107,12 +146,15 @@ std::string bench_report_markdown(const std::vector<ProblemResult>& results, con
 
   for (const auto& [group, members] : groups) {
     out += "## Problems: " + group_title(group) + "\n\n";
-    out += "| problem | correct | over eager |" + std::string(compile ? " over compile |" : "") +
-           " of speed of light | spaces | recipes | outcome |\n";
-    out += "|---|---|---|" + std::string(compile ? "---|" : "") + "---|---|---|---|\n";
+    out += "| problem | correct |" + std::string(any_kernelbench ? " KernelBench |" : "") + " over eager |" +
+           std::string(compile ? " over compile |" : "") + " of speed of light | spaces | recipes | outcome |\n";
+    out += "|---|---|" + std::string(any_kernelbench ? "---|" : "") + "---|" + std::string(compile ? "---|" : "") +
+           "---|---|---|---|\n";
     for (const auto& r : members) {
       out += "| [" + cell(r.name) + "](" + cell(result_path(Problem{r.name, r.group, r.file}).generic_string()) + ") | " +
-             (r.correct ? "yes" : "no") + " | " + times(r.speedup_eager) + " |";
+             (r.correct ? "yes" : "no") + " |";
+      if (any_kernelbench) out += " " + kernelbench_cell(r.kernelbench) + " |";
+      out += " " + times(r.speedup_eager) + " |";
       if (compile) out += " " + times(r.speedup_compile) + " |";
       out += " " + percent(r.sol_fraction) + " | " + cell(joined(r.spaces)) + " | " + cell(joined(r.recipes)) + " | " +
              cell(r.outcome) + " |\n";

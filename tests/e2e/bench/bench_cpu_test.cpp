@@ -124,8 +124,9 @@ TEST_F(BenchCpu, RunsTheSuiteWritesEveryOutputAndResumesOnTheSecondRun) {
 
   // summary.json: exactly its keys, and values that agree with the problems.
   const json summary = json::parse(read(out() / "summary.json"));
-  EXPECT_EQ(keys(summary), (std::vector<std::string>{"commit", "date", "fast_p", "fast_p_compile", "geomean_compile",
-                                                     "geomean_eager", "gpu", "groups", "problems", "wall_s", "workers"}));
+  EXPECT_EQ(keys(summary), (std::vector<std::string>{"commit", "date", "fast_p", "fast_p_compile", "fast_p_kernelbench",
+                                                     "fast_p_kernelbench_compile", "geomean_compile", "geomean_eager",
+                                                     "gpu", "groups", "problems", "wall_s", "workers"}));
   EXPECT_GT(summary["wall_s"].get<double>(), 0.0);
   EXPECT_EQ(summary["commit"].get<std::string>(), head_commit());
   EXPECT_TRUE(std::regex_match(summary["date"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
@@ -137,8 +138,10 @@ TEST_F(BenchCpu, RunsTheSuiteWritesEveryOutputAndResumesOnTheSecondRun) {
   double log_sum = 0.0;
   int faster_than_1 = 0;
   for (const auto& p : summary["problems"]) {
-    EXPECT_EQ(keys(p), (std::vector<std::string>{"correct", "name", "sol_fraction", "spaces", "speedup_compile", "speedup_eager"}));
+    EXPECT_EQ(keys(p), (std::vector<std::string>{"correct", "kernelbench_passed", "name", "sol_fraction", "spaces",
+                                                 "speedup_compile", "speedup_eager"}));
     EXPECT_EQ(p["correct"], true) << p;
+    EXPECT_EQ(p["kernelbench_passed"], true) << p;  // what is handed back passes KernelBench's own check too
     const double s = p["speedup_eager"].get<double>();
     log_sum += std::log(s);
     faster_than_1 += s > 1.0 ? 1 : 0;
@@ -149,9 +152,13 @@ TEST_F(BenchCpu, RunsTheSuiteWritesEveryOutputAndResumesOnTheSecondRun) {
   EXPECT_NEAR(summary["geomean_eager"].get<double>(), std::exp(log_sum / 2), 1e-12);
   ASSERT_TRUE(summary["fast_p_compile"].is_object());
   EXPECT_EQ(summary["fast_p_compile"]["0"], 1.0);
+  EXPECT_EQ(summary["fast_p_kernelbench"], summary["fast_p"]);  // the two criteria agree on these problems
+  EXPECT_EQ(summary["fast_p_kernelbench_compile"], summary["fast_p_compile"]);
   EXPECT_TRUE(summary["geomean_compile"].is_number());
   EXPECT_EQ(keys(summary["groups"]), (std::vector<std::string>{"elementwise", "linear"}));
-  EXPECT_EQ(keys(summary["groups"]["linear"]), (std::vector<std::string>{"fast_p", "fast_p_compile", "geomean_compile", "geomean_eager"}));
+  EXPECT_EQ(keys(summary["groups"]["linear"]),
+            (std::vector<std::string>{"fast_p", "fast_p_compile", "fast_p_kernelbench", "fast_p_kernelbench_compile",
+                                      "geomean_compile", "geomean_eager"}));
 
   // Each problem's JSON, where the report links it.
   for (const auto& [group, name] : std::vector<std::pair<std::string, std::string>>{{"elementwise", "relu"}, {"linear", "scale"}}) {
@@ -162,6 +169,8 @@ TEST_F(BenchCpu, RunsTheSuiteWritesEveryOutputAndResumesOnTheSecondRun) {
     EXPECT_EQ(p["group"].get<std::string>(), group);
     EXPECT_EQ(p["file"].get<std::string>(), (dir_.path() / "suite" / group / (name + ".py")).string());
     EXPECT_EQ(p["correct"], true);
+    EXPECT_EQ(p["kernelbench"]["passed"], true) << p["kernelbench"];
+    EXPECT_EQ(p["kernelbench"]["trials"], 5);
     EXPECT_TRUE(p["error"].is_null()) << p["error"];
     EXPECT_GT(p["times"]["eager"]["median_ms"].get<double>(), 0.0);
     EXPECT_GT(p["times"]["best"]["median_ms"].get<double>(), 0.0);

@@ -103,3 +103,33 @@ TEST(BenchReport, WithoutCompileNoCompileColumnsAndOneGroupNoGroupTable) {
 
 }  // namespace
 }  // namespace hiera::engine::bench
+
+namespace hiera::engine::bench {
+namespace {
+
+// With KernelBench verdicts in the records: fast_p again on that criterion,
+// and each problem's verdict beside hiera's. Without any (older records), neither.
+TEST(BenchReport, KernelBenchsCriterionWhenTheRecordsHaveIt) {
+  std::vector<ProblemResult> judged = results();
+  judged[0].kernelbench = eval::KernelBenchVerdict{true, 5, 1e-4, 1e-4, 0.0, ""};
+  judged[1].kernelbench = eval::KernelBenchVerdict{false, 5, 1e-4, 1e-4, 2.5e-4, "not allclose"};
+  const std::string md = bench_report_markdown(judged, kInfo, "samples");
+  EXPECT_TRUE(has(md, "## fast_p by KernelBench's criterion\n\n")) << md;
+  EXPECT_TRUE(has(md, "| p | passed KernelBench's criterion and faster than p, over eager | over torch.compile |\n"
+                      "|---|---|---|\n| 0 | 33.3% | 33.3% |\n| 1 | 0.0% | 0.0% |\n| 1.5 | 0.0% | 0.0% |\n"
+                      "| 2 | 0.0% | 0.0% |\n"))
+      << md;
+  EXPECT_TRUE(has(md, "| problem | correct | KernelBench | over eager | over compile | of speed of light | spaces | "
+                      "recipes | outcome |\n|---|---|---|---|---|---|---|---|---|\n"
+                      "| [top](problems/top.json) | yes | passed (max abs error 0) | 1.00x | 0.80x | 5.0% | - | - | "
+                      "no_improvement |\n"))
+      << md;
+  EXPECT_TRUE(has(md, "| [relu](problems/fusion/relu.json) | yes | failed (max abs error 0.00025) | 2.50x |")) << md;
+  EXPECT_TRUE(has(md, "| [gelu\\|x](problems/fusion/gelu\\|x.json) | no | - | - |")) << md;
+
+  const std::string older = bench_report_markdown(results(), kInfo, "samples");
+  EXPECT_FALSE(has(older, "KernelBench")) << older;
+}
+
+}  // namespace
+}  // namespace hiera::engine::bench
