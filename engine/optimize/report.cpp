@@ -135,7 +135,7 @@ std::string timing_text(const eval::TimingStats& s) {
 }
 
 // Which worker evaluated which candidate, and the runs lost with a worker
-// (requeued elsewhere); empty when no attempt reached a worker.
+// (requeued, elsewhere or on the restarted worker); empty when no attempt reached a worker.
 static std::string workers_markdown(const OptimizeResult& r) {
   std::map<int, std::vector<std::string>> commands;
   std::map<int, std::vector<std::string>> evaluated;
@@ -162,7 +162,7 @@ static std::string workers_markdown(const OptimizeResult& r) {
   md += "\nEach speed-up is the candidate and the reference timed side by side in one job on one worker's GPU; "
         "absolute times are compared only between runs on the same GPU model.\n";
   if (!lost.empty()) {
-    md += "\nLost with their worker and run again elsewhere:\n\n";
+    md += "\nLost with their worker and run again (on another worker, or on the same one once restarted):\n\n";
     for (const auto& l : lost) md += "- " + cell(l) + "\n";
   }
   return md;

@@ -107,7 +107,10 @@ TEST(OptimizeReport, SaysWhichWorkerEvaluatedWhichCandidateAndWhatWasLost) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("absolute times are compared only between runs on the same GPU model."), std::string::npos) << md;
-  EXPECT_NE(md.find("- c1 on worker 0: worker died (signal 9 SIGKILL) during evaluate\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("\nLost with their worker and run again (on another worker, or on the same one once restarted):\n\n"
+                    "- c1 on worker 0: worker died (signal 9 SIGKILL) during evaluate\n"),
+            std::string::npos)
+      << md;
 
   const auto j = optimize::to_json(r);
   EXPECT_EQ(j["attempts"][0]["worker"], 1);
