@@ -19,9 +19,11 @@ std::string trimmed(std::string text) {
   return start == std::string::npos ? std::string() : text.substr(start);
 }
 
-CompletedProcess run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+CompletedProcess run_tool(const std::vector<std::string>& argv, const SlurmTools& tools) {
+  const std::chrono::milliseconds timeout = tools.command_timeout;
   try {
     SpawnOptions options;
+    options.remove_env = tools.remove_env;
     options.die_with_parent = true;  // a killed engine leaves no Slurm client behind
     return run_to_completion(argv, "", timeout, options);
   } catch (const std::exception& e) {
@@ -67,7 +69,7 @@ std::shared_ptr<SlurmAllocation> SlurmAllocation::request(const SlurmWorkerSpec&
   if (!spec.memory.empty()) argv.push_back("--mem=" + spec.memory);
   // exec: the batch step is this sleep itself, so scancel ends it at once.
   argv.insert(argv.end(), {"--wrap", "exec sleep infinity"});
-  const CompletedProcess run = run_tool(argv, tools.command_timeout);
+  const CompletedProcess run = run_tool(argv, tools);
   // --parsable: "123" or "123;cluster".
   const std::string out = trimmed(run.out);
   const std::string id = out.substr(0, out.find(';'));
@@ -111,8 +113,7 @@ std::optional<std::string> SlurmAllocation::wait_ready(const CancellationToken& 
   for (;;) {
     if (released_) return describe() + " was released";
     if (stop.cancelled()) return "the worker pool is shutting down";
-    const CompletedProcess run = run_tool({tools_.squeue, "--noheader", "--jobs=" + job_id_, "--format=%T|%r"},
-                                          tools_.command_timeout);
+    const CompletedProcess run = run_tool({tools_.squeue, "--noheader", "--jobs=" + job_id_, "--format=%T|%r"}, tools_);
     const std::string out = trimmed(run.out);
     if (!run.timed_out && run.status.code == 0) {
       failures = 0;
@@ -159,7 +160,7 @@ void SlurmAllocation::release() {
     return;
   }
   try {
-    const CompletedProcess run = run_tool({tools_.scancel, job_id_}, tools_.command_timeout);
+    const CompletedProcess run = run_tool({tools_.scancel, job_id_}, tools_);
     if (run.timed_out || run.status.code != 0) {
       notice(kind, "could not cancel " + describe() + " (" + failure_text(run) + "); cancel it yourself: scancel " + job_id_);
     } else {

@@ -30,6 +30,9 @@ struct SlurmTools {
   std::string srun = "srun";
   std::chrono::milliseconds poll{std::chrono::seconds(2)};  // squeue while the job pends
   std::chrono::milliseconds command_timeout{std::chrono::seconds(30)};
+  // Variables the Slurm clients must not see (the configured secrets):
+  // sbatch copies its environment into the job, where it is kept and shown.
+  std::vector<std::string> remove_env;
 };
 
 // News for the user: submitted and cancelled (Info), "Slurm job 123 is pending

@@ -78,6 +78,8 @@ std::vector<std::string> ssh_command() {
 // command line already split.
 void add_workers(eval::WorkerPoolOptions& pool, const std::string& spec, std::vector<std::string> argv,
                  const std::filesystem::path& exe, const eval::AllocationNoticeCallback& notice) {
+  eval::SlurmTools tools;
+  tools.remove_env = pool.secrets.names();  // sbatch would copy them into the job's stored environment
   switch (eval::worker_spec_kind(spec)) {
     case eval::WorkerSpecKind::Command:
       pool.commands.push_back(std::move(argv));
@@ -91,8 +93,8 @@ void add_workers(eval::WorkerPoolOptions& pool, const std::string& spec, std::ve
       return;
     case eval::WorkerSpecKind::Slurm: {
       const eval::SlurmWorkerSpec slurm = eval::parse_slurm_worker(spec);
-      auto allocation = slurm.job_id.empty() ? eval::SlurmAllocation::request(slurm, notice)
-                                             : eval::SlurmAllocation::attach(slurm, notice);
+      auto allocation = slurm.job_id.empty() ? eval::SlurmAllocation::request(slurm, notice, tools)
+                                             : eval::SlurmAllocation::attach(slurm, notice, tools);
       const std::vector<std::string> worker{slurm.hiera.empty() ? exe.string() : slurm.hiera, "worker"};
       for (int i = 0; i < slurm.workers; ++i) {
         pool.commands.push_back(allocation->step_command(pool.commands.size(), worker));
@@ -106,6 +108,7 @@ void add_workers(eval::WorkerPoolOptions& pool, const std::string& spec, std::ve
 eval::WorkerPoolOptions worker_pool_options(const OptimizerSetupArgs& args, const json& config,
                                             const std::filesystem::path& exe, const std::string& name) {
   eval::WorkerPoolOptions pool;
+  pool.secrets = configured_secrets(args, config);  // first: no child, Slurm's clients included, may see them
   // Allocations' news goes to the front end's channel, else where its logs go.
   const eval::AllocationNoticeCallback notice =
       args.allocation_notices ? args.allocation_notices->poster()
@@ -232,7 +235,6 @@ OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const json& 
 
   setup.proposers = make_proposers(args, config, *setup.knowledge, options.runs_dir);
   setup.pool = worker_pool_options(args, config, exe, name);
-  setup.pool.secrets = configured_secrets(args, config);
   return setup;
 }
 

@@ -257,3 +257,26 @@ TEST_F(SlurmAllocationTest, AnExistingAllocationIsUsedAndNeverCancelled) {
 
 }  // namespace
 }  // namespace hiera::engine::eval
+
+namespace hiera::engine::eval {
+namespace {
+
+// sbatch copies its environment into the job, where Slurm keeps and shows it:
+// the configured secrets are not in it.
+TEST_F(SlurmAllocationTest, TheSlurmClientsDoNotSeeTheSecrets) {
+  script("sbatch", "echo \"key=${HIERA_SLURM_TEST_KEY-unset} other=${HIERA_SLURM_TEST_OTHER-unset}\" >> " +
+                       path("env.log") + "\necho '42;cluster'\n");
+  states("RUNNING|None\n");
+  ::setenv("HIERA_SLURM_TEST_KEY", "sk-slurm-0123456789", 1);
+  ::setenv("HIERA_SLURM_TEST_OTHER", "visible", 1);
+  tools_.remove_env = {"HIERA_SLURM_TEST_KEY"};
+  auto allocation = SlurmAllocation::request(parse_slurm_worker("slurm:gpu"), recorder(), tools_);
+  ::unsetenv("HIERA_SLURM_TEST_KEY");
+  ::unsetenv("HIERA_SLURM_TEST_OTHER");
+  EXPECT_EQ(allocation->job_id(), "42");
+  EXPECT_EQ(read(path("env.log")), "key=unset other=visible\n");
+  allocation->release();
+}
+
+}  // namespace
+}  // namespace hiera::engine::eval
