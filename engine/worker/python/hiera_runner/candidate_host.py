@@ -222,6 +222,29 @@ class Host(object):
         ptr = x.data_ptr()
         return any(b.ptr <= ptr < b.ptr + b.nbytes for b in self.opened.values())
 
+    def op_calibrate(self, message, fds):
+        """A timed call of a probe (a copy of the first tensor input) through
+        the same path as the candidate's timed calls. Only answered before a
+        candidate is loaded: then this process has run no candidate code, and
+        the gap it shows between its clock and the trusted side's is the
+        harness's own."""
+        torch = self.torch
+        if self.loaded is not None:
+            self.channel.send({"ok": False, "where": "calibrate", "message": "a candidate is already loaded"})
+            return
+        try:
+            args = self._values(message.get("inputs", []), fds)
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            model, self.model = self.model, (lambda *a: tensors[0].clone() if tensors else None)
+            try:
+                _, elapsed = self._timed(args, 0)
+            finally:
+                self.model = model
+        except Exception as e:
+            self.channel.send({"ok": False, "where": "calibrate", "message": "%s: %s" % (type(e).__name__, e)})
+            return
+        self.channel.send({"ok": True, "elapsed_ms": elapsed})
+
     def op_ping(self, message, fds):
         """The exchange's round trip, as a call makes it: the inputs decoded,
         one (empty) piece of GPU work and a synchronize, no forward."""

@@ -218,16 +218,18 @@ def evaluate(params):
             job.load_reference()
             init = init_inputs(job)
         proc = isolation.acquire(job.device)
+        checks = trials_mod.Trials(job, proc, numerics, allow)
         try:
             with phases("candidate_start"):
                 proc.wait_ready()
+            with phases("calibration"):
+                checks.calibrate(seed)  # before the candidate's code is in that process
             with phases("candidate_load"):
                 proc.load(job.candidate_source, init, seed)
         except isolation.CandidateFailure as e:
             return _with(_failed([{"check": e.check, "message": e.message}]), proc, phases)
         except exchange.ExchangeError as e:
             raise RpcError(INVALID_PARAMS, "the reference's get_init_inputs() cannot be handed over: %s" % e)
-        checks = trials_mod.Trials(job, proc, numerics, allow)
         try:
             with phases("second_shape"):
                 second = second_shape(job, seed)

@@ -243,6 +243,25 @@ class CandidateProcess(object):
             raise self._broke("forward", "a timed call's reply has no elapsed time")
         return reply, wall
 
+    def calibrate(self, staged, rounds, flush):
+        """Before the candidate is loaded: (wall - reported) of timed probe
+        calls, the gap the harness itself puts between the candidate's clock
+        and ours (context switch, launch, the exchange). Median, in ms."""
+        descs, fds, _ = staged
+        gaps = []
+        for _ in range(rounds):
+            flush()
+            t0 = time.perf_counter()
+            self.channel.send({"op": "calibrate", "inputs": descs}, fds=fds)
+            reply = self._reply(CALL_TIMEOUT_S, "calibrate")
+            wall = (time.perf_counter() - t0) * 1e3
+            elapsed = reply.get("elapsed_ms")
+            if not reply.get("ok") or not isinstance(elapsed, (int, float)) or isinstance(elapsed, bool):
+                raise self._broke("calibrate", "the calibration call failed: %s" % self._text(reply.get("message")))
+            gaps.append(wall - float(elapsed))
+        gaps.sort()
+        return gaps[len(gaps) // 2]
+
     def release_outputs(self):
         """Closes the mappings of the candidate's outputs (before its next
         call, which may free or reuse that memory)."""

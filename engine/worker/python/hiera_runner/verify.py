@@ -65,6 +65,15 @@ class AllocatorPoison(object):
         free, _ = torch.cuda.mem_get_info(self.device)
         large = min(self.large_bytes, max(0, free // 2))
         blocks = []
+        # Free blocks of segments that cannot be released (a library's workspace in them): each
+        # taken at its exact size, so the best fit lands on it, and poisoned too.
+        index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+        for seg in torch.cuda.memory_snapshot():
+            if seg.get("device") != index:
+                continue
+            for b in seg.get("blocks", []):
+                if b.get("state") == "inactive" and b.get("size", 0) >= 512:
+                    blocks.append(torch.empty(b["size"] // 4, dtype=torch.int32, device=self.device))
         if large >= 4:
             blocks.append(torch.empty(large // 4, dtype=torch.int32, device=self.device))
         for size, count in self._SMALL:
