@@ -68,12 +68,15 @@ class AllocatorPoison(object):
         # Free blocks of segments that cannot be released (a library's workspace in them): each
         # taken at its exact size, so the best fit lands on it, and poisoned too.
         index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+        # A request reaches a block only from its own pool (small: at most 1 MiB), so only those.
         for seg in torch.cuda.memory_snapshot():
             if seg.get("device") != index:
                 continue
+            small = seg.get("segment_type") == "small"
             for b in seg.get("blocks", []):
-                if b.get("state") == "inactive" and b.get("size", 0) >= 512:
-                    blocks.append(torch.empty(b["size"] // 4, dtype=torch.int32, device=self.device))
+                size = b.get("size", 0)
+                if b.get("state") == "inactive" and size >= 512 and (size <= (1 << 20)) == small:
+                    blocks.append(torch.empty(size // 4, dtype=torch.int32, device=self.device))
         if large >= 4:
             blocks.append(torch.empty(large // 4, dtype=torch.int32, device=self.device))
         for size, count in self._SMALL:
