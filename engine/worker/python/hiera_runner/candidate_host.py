@@ -140,7 +140,12 @@ class Host(object):
         self.kept = []
         if poison and self.poison is not None:
             self.poison.fit(int(message.get("output_bytes", 0)))
-            self.poison(word=verify.FINITE_POISON_WORD if poison == "finite" else verify.POISON_WORD)
+            # The finite poison decides whether NaN was computed or never written: it must reach every
+            # free block, and so must the poison for outputs small enough to come from a partly used
+            # segment; the NaN poison of an ordinary call takes the cheap way (most blocks).
+            out_bytes = int(message.get("output_bytes", 0))
+            self.poison(word=verify.FINITE_POISON_WORD if poison == "finite" else verify.POISON_WORD,
+                        every_free_block=poison == "finite" or out_bytes <= (1 << 20))
         elapsed = None
         try:
             seed = int(message.get("seed", 0))

@@ -60,7 +60,7 @@ class AllocatorPoison(object):
         """Grows the large block to cover outputs of nbytes (several times over)."""
         self.large_bytes = max(self.large_bytes, 2 * int(nbytes))
 
-    def __call__(self, word=POISON_WORD):
+    def __call__(self, word=POISON_WORD, every_free_block=False):
         torch.cuda.empty_cache()
         free, _ = torch.cuda.mem_get_info(self.device)
         large = min(self.large_bytes, max(0, free // 2))
@@ -68,8 +68,10 @@ class AllocatorPoison(object):
         # Free blocks of segments that cannot be released (a library's workspace in them): each
         # taken at its exact size, so the best fit lands on it, and poisoned too.
         index = self.device.index if self.device.index is not None else torch.cuda.current_device()
-        # A request reaches a block only from its own pool (small: at most 1 MiB), so only those.
-        for seg in torch.cuda.memory_snapshot():
+        # With every_free_block, also the free blocks of segments that cannot be released (a
+        # library's workspace in them), each at its exact size so the best fit lands on it; a
+        # request reaches a block only from its own pool (small: at most 1 MiB).
+        for seg in (torch.cuda.memory_snapshot() if every_free_block else ()):
             if seg.get("device") != index:
                 continue
             small = seg.get("segment_type") == "small"
@@ -139,23 +141,33 @@ class FillPass(object):
 def unwritten_after_fill(ref, ordinary, filled):
     """[(check, message)] for outputs of a FillPass call holding fill values
     where neither the reference nor the ordinary call has them (values that
-    depend on the fill are memory the candidate never wrote)."""
+    depend on the fill are memory the candidate never wrote). Chunk by chunk."""
     problems = []
     for i, (r, a, c) in enumerate(zip(ref, ordinary, filled)):
         if not all(isinstance(t, torch.Tensor) and t.shape == r.shape and t.dtype == r.dtype for t in (r, a, c)) \
                 or r.numel() == 0:
             continue
-        a, c = a.detach().to(r.device), c.detach().to(r.device)
+        rf, af, cf = r.detach().reshape(-1), a.detach().reshape(-1), c.detach().reshape(-1)
         if r.is_floating_point():
-            mask = torch.isnan(c) & ~torch.isnan(r) & ~torch.isnan(a)
+            def marked(lo):
+                cc, rr, aa = cf[lo:lo + CHUNK].to(r.device), rf[lo:lo + CHUNK], af[lo:lo + CHUNK].to(r.device)
+                return torch.isnan(cc) & ~torch.isnan(rr) & ~torch.isnan(aa)
         elif r.dtype != torch.bool and not r.is_complex():
             top = torch.iinfo(r.dtype).max
-            mask = (c == top) & (r != top) & (a != top)
+
+            def marked(lo):
+                cc, rr, aa = cf[lo:lo + CHUNK].to(r.device), rf[lo:lo + CHUNK], af[lo:lo + CHUNK].to(r.device)
+                return (cc == top) & (rr != top) & (aa != top)
         else:
             continue
-        n = int(mask.sum())
+        n, first = 0, None
+        for lo in range(0, rf.numel(), CHUNK):
+            mask = marked(lo)
+            k = int(mask.sum())
+            if k and first is None:
+                first = lo + int(mask.nonzero()[0])
+            n += k
         if n:
-            first = int(mask.reshape(-1).nonzero()[0])
             problems.append(("unwritten_output", "output %d: %d of %d elements were never written (with new tensors "
                              "filled with NaN/max, they reach the output; first at index %s)"
                              % (i, n, r.numel(), _index(first, list(r.shape)))))
