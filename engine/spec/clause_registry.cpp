@@ -209,7 +209,7 @@ const std::vector<ClauseInfo>& clause_registry() {
       {"numerics.nan_inf", N, "nan_inf", "", "NaN/Inf only where the reference has them (propagate), or none at all (forbid)", kAny, nan_inf},
       {"invariants.no_input_mutation", V, "input_mutation", "", "inputs are read-only (except interface.inplace)", kAny, boolean},
       {"invariants.stateless", V, "determinism", "", "no state carried between calls", kAny, boolean},
-      {"invariants.shape_generality", V, "values", "", "second sizes for one more trial, so a candidate cannot hard-code the first", kAny, size_map},
+      {"invariants.shape_generality", V, "shape_generality", "", "second sizes for one more trial (without them, the leading dimension halved), so a candidate cannot hard-code the first", kAny, size_map},
       {"performance.reference_ms", P, "speedup", "", "the reference's median time on the target GPU", kAny, positive_number},
       {"performance.regions", P, "speedup", "", "the reference's profile: kernels or op groups with their times", kAny, regions},
       {"performance.speed_of_light_ms", P, "speed_of_light", "", "the roofline bound: no correct result can be faster", kAny, positive_number},
@@ -236,7 +236,10 @@ const ClauseInfo* find_clause_info(std::string_view name) {
 const std::vector<std::string_view>& enforcing_checks() {
   static const std::vector<std::string_view> checks = {
       "compile", "runtime",     "shape",       "dtype",          "count",   "values",  "nan_inf", "unwritten_output",
-      "input_mutation", "determinism", "static", "speed_of_light", "timeout", "speedup", "budget",  "space"};
+      "input_mutation", "determinism", "static", "speed_of_light", "timeout", "speedup", "budget",  "space",
+      // The PyTorch runner's isolation: an output that is an input, a second shape, a clock that
+      // does not hold across the process boundary, a candidate process that broke the exchange.
+      "aliasing", "shape_generality", "timing", "protocol"};
   return checks;
 }
 

@@ -262,8 +262,8 @@ local function run()
   check_eq('the original Model is intact', slice(now, 1, 16), slice(original, 1, 16))
   check_eq('two blank lines after it', slice(now, 17, 18), { '', '' })
   check('the annotation comment', now[19]:find('^# Optimized by hiera on cpu: %d+%.%d%dx faster than the original, verified%.$')
-    and now[20]:find('^# Median .* ms %-> .* ms %(p10%-p90 .*, 50 timed runs each%)%.$')
-    and now[21] == '# Verified on 5 trials within atol 1e-05, rtol 1e-05 (float32); spaces tried: S1; delivered from S1.'
+    and now[20]:find('^# Median .* ms %-> .* ms %(p10%-p90 .*, %d+ timed runs each%)%.$')
+    and now[21] == '# Verified on 6 trials within atol 1e-05, rtol 1e-05 (float32); spaces tried: S1; delivered from S1.'
     and now[22]:find('^# Full report: ' .. vim.pesc(scratch) .. '/runs/.*/report%.md$'), vim.inspect(slice(now, 19, 22)))
   check_eq('ModelNew after the comment', slice(now, 23, 30), {
     'class ModelNew(nn.Module):',

@@ -291,8 +291,8 @@ test('Optimize Model.forward: progress, then the verified ModelNew inserted afte
     const inserted = after.slice(modelEnd, after.length - (ROW_LOOP.length - modelEnd)).split('\n');
     assert.deepEqual(inserted.slice(0, 3), ['', '', '']);
     assert.match(inserted[3], /^# Optimized by hiera on cpu: \d+\.\d\dx faster than the original, verified\.$/);
-    assert.match(inserted[4], /^# Median \d+\.\d+ ms -> \d+\.\d+ ms \(p10-p90 .* ms, 50 timed runs each\)\.$/);
-    assert.equal(inserted[5], '# Verified on 5 trials within atol 1e-05, rtol 1e-05 (float32); spaces tried: S1; delivered from S1.');
+    assert.match(inserted[4], /^# Median \d+\.\d+ ms -> \d+\.\d+ ms \(p10-p90 .* ms, \d+ timed runs each\)\.$/);
+    assert.equal(inserted[5], '# Verified on 6 trials within atol 1e-05, rtol 1e-05 (float32); spaces tried: S1; delivered from S1.');
     assert.equal(inserted[6], `# Full report: ${report[2]}`);
     assert.deepEqual(inserted.slice(7), [
       'class ModelNew(nn.Module):',

@@ -42,7 +42,9 @@ TEST(ClauseRegistryTest, EnforcingChecks) {
   EXPECT_EQ(enforcing_checks(),
             (std::vector<std::string_view>{"compile", "runtime", "shape", "dtype", "count", "values", "nan_inf",
                                            "unwritten_output", "input_mutation", "determinism", "static",
-                                           "speed_of_light", "timeout", "speedup", "budget", "space"}));
+                                           "speed_of_light", "timeout", "speedup", "budget", "space", "aliasing",
+                                           "shape_generality", "timing", "protocol"}));
+  EXPECT_EQ(find_clause_info("invariants.shape_generality")->enforced_by, "shape_generality");
   EXPECT_EQ(find_clause_info("numerics.atol")->enforced_by, "values");
   EXPECT_EQ(find_clause_info("numerics.allow")->enforced_by, "static");
   EXPECT_EQ(find_clause_info("invariants.no_input_mutation")->enforced_by, "input_mutation");
