@@ -186,7 +186,6 @@ def main(argv):
             message = (result.get("failures") or [{}])[0].get("message", "") if checks else ""
             if "error" in reply:
                 verdict, message = "error", reply["error"].get("message", "")
-            got = (verdict, checks[0] if checks else None)
             problems = []
             if want[0] != verdict:
                 problems.append("verdict %s, expected %s" % (verdict, want[0]))
@@ -220,7 +219,7 @@ def main(argv):
     total = time.time() - started
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        record = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"), "device": args.device,
+        record = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "device": args.device,
                   "sizes": sizes, "worker": args.worker, "seconds": round(total, 1), "passed": ok_count,
                   "failed": bad_count, "cases": rows, "hello": hello.get("result")}
         with open(os.path.join(args.out, "adversarial.json"), "w") as f:

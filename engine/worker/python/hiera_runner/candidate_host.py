@@ -18,7 +18,6 @@ import json
 import os
 import socket
 import sys
-import time
 
 
 def _setup(config):
@@ -126,7 +125,7 @@ class Host(object):
         """One forward on the inputs given; the outputs are kept for `fetch`.
         With "timed", CUDA events (or perf_counter) around the call."""
         from . import loader
-        torch, verify = self.torch, self.verify
+        verify = self.verify
         for m in self.mapped:
             m.close()
         self.mapped = []
@@ -293,7 +292,7 @@ class Host(object):
 
     def _values(self, descs, fds):
         """Input descriptors -> the values forward gets (tensors on shared memory)."""
-        exchange, torch = self.exchange, self.torch
+        exchange = self.exchange
         out = []
         for d in descs:
             if not isinstance(d, dict):
