@@ -1,7 +1,6 @@
 #include "engine/eval/worker_process.h"
 
 #include <array>
-#include <cstdio>
 #include <csignal>
 #include <deque>
 #include <stdexcept>
@@ -17,6 +16,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/write.hpp>
 
+#include "engine/common/byte_size.h"
 #include "engine/eval/redacted_json.h"
 #include "hiera/version.h"
 #include "protocol/framing.h"
@@ -49,13 +49,6 @@ std::string message_tail(std::string text) {
   const std::size_t newline = tail.find('\n');
   if (newline != std::string::npos && newline + 1 < tail.size()) tail.erase(0, newline + 1);
   return "..." + protocol::sanitize_utf8(tail);  // the cut may split a UTF-8 sequence
-}
-
-// "100.0 MiB (104857612 bytes)": a size in a message about a limit.
-std::string describe_bytes(std::size_t bytes) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.1f MiB (%zu bytes)", static_cast<double>(bytes) / (1u << 20), bytes);
-  return text;
 }
 
 std::optional<int> version_part(std::string_view& text) {

@@ -1,11 +1,12 @@
 #include "engine/optimize/target.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <vector>
+
+#include "engine/common/byte_size.h"
 
 namespace hiera::engine::optimize {
 
@@ -27,13 +28,6 @@ std::string joined(const std::vector<std::string>& names) {
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-// "100.0 MiB (104857600 bytes)"
-std::string describe_bytes(std::uintmax_t bytes) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.1f MiB (%ju bytes)", static_cast<double>(bytes) / (1u << 20), bytes);
-  return text;
 }
 
 void check_size(const std::filesystem::path& file, std::uintmax_t bytes) {

@@ -60,17 +60,17 @@ class TrialFailure(Exception):
     """The candidate failed in a way that ends the trials (it raised, died,
     hung or broke the exchange): a failed result with these failures."""
 
-    def __init__(self, failures, trials, restart=False):
+    def __init__(self, failures, trials):
         Exception.__init__(self, failures[0]["message"] if failures else "")
         self.failures = failures
         self.trials = trials
 
 
-def _failure_dict(e, where_prefix=""):
+def _failure_dict(e):
     message = e.message
     if e.where not in ("forward", "load") and not message.startswith("in "):
         message = "in %s: %s" % (e.where, message)
-    return {"check": e.check, "message": where_prefix + message}
+    return {"check": e.check, "message": message}
 
 
 class Trials(object):
