@@ -19,7 +19,7 @@ namespace {
 constexpr int kBlock = 256;
 // Blocks per SM: eight, not _grid's default four. One pack in flight per thread left the vector
 // kernel short of loads; bf16 swish + scale + clamp + bias (fusion/25) took 0.905 ms with eight
-// against 0.980 with four on an H200 (bench/results/2026-11-30-session6/profiles/final-2a157d8.txt).
+// against 0.980 with four on an H200 (bench/results/2026-11-30-samples-fusion-conv-channels-last-h200-2a157d8/profiles/final-2a157d8.txt).
 constexpr int kBlocksPerSm = 8;
 
 // "add + leaky_relu + mul", in graph order.

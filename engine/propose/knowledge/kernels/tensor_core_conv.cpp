@@ -357,7 +357,8 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const Ge
       {"mt", std::to_string(kConvWarpTiles)},
       // Without it an image sum's epilogue took 164 registers, one block an SM: 1.0 ms for fusion/20 against
       // 0.73 with two (128 registers). With 1, ptxas gives fusion/09 176 registers instead of 154: 0.67 ms
-      // against 0.78 (bench/results/2026-11-30-session8, s8b and s8d).
+      // against 0.78 (bench/results/2026-11-30-samples-fusion-tf32-conv-h200, tf32-conv-09-12-25-1af6bde
+      // and tf32-conv-08-09-20-1e64e0f).
       {"blocks_per_sm", std::to_string(l.blocks_per_sm)},
       {"pitch", std::to_string(l.pitch)},
       {"channel_stride", std::to_string(l.channel_stride)},

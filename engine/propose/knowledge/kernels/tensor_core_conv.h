@@ -34,7 +34,7 @@ namespace hiera::engine::propose::knowledge_proposer::kernels {
 // The tile every such kernel computes: 8 rows x 32 columns of output
 // positions, 16 x 2 positions and every output channel per warp, 256
 // threads. Measured against 4 x 64 and 16 x 32 tiles on an H200
-// (bench/results/2026-11-30-session8/tile-configs.json).
+// (bench/results/2026-11-30-samples-fusion-tf32-conv-h200/tile-configs.json).
 inline constexpr int kConvTileRows = 8;
 inline constexpr int kConvTileColumns = 32;
 inline constexpr int kConvWarpTiles = 2;
