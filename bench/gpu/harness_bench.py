@@ -9,6 +9,10 @@ Cases, each at the sizes users have today:
                candidate's own calls.
   level2       a KernelBench level 2 shape: conv2d 64 -> 64 (3x3) + ReLU + bias on
                128 x 64 x 256 x 256 float32 (2.1 GB in): the phase breakdown and overhead.
+  delivery     a deliver job of a level 2 candidate with KernelBench's criterion and the
+               torch.compile baseline, as the optimizer's last job is: its phases.
+  start        seconds from starting a candidate process to its ready message (one, four at once),
+               against importing torch and starting CUDA in a plain process.
   level1       softmax over rows of 4096 x 393216 float32 (6.4 GB in, 6.4 GB out): peak device
                memory of the evaluation against the reference's own peak.
 
@@ -16,7 +20,7 @@ Each case calls the runner's `evaluate` in this process, as `hiera worker`
 does, with `--runner DIR` choosing the hiera_runner package (the current one,
 or an older checkout for a side-by-side figure).
 
-usage: harness_bench.py [--runner DIR] [--cases elementwise,level2,level1] [--out FILE.json]
+usage: harness_bench.py [--runner DIR] [--cases elementwise,level2,level1] [--out FILE.json] [--profile FILE]
 """
 
 import argparse
@@ -238,6 +242,48 @@ def run_level1(ev):
     return out
 
 
+def run_delivery(ev_unused):
+    """A deliver job as the optimizer sends one at the end of a run (KernelBench's criterion and the
+    torch.compile baseline included): its phases, so the delivery's share of a bench run is known."""
+    from hiera_runner import deliver
+    p = params(LEVEL2_REFERENCE, LEVEL2_CANDIDATE, seed=1234 + 7777, kernelbench=True, baselines=["compile"])
+    t0 = time.perf_counter()
+    try:
+        r = deliver.deliver(p)["evaluation"]
+    except Exception as e:
+        r = {"error": "%s: %s" % (type(e).__name__, str(e)[:500])}
+    wall = time.perf_counter() - t0
+    print("delivery: %.2f s %s %s" % (wall, r.get("verdict", r.get("error")), r.get("phases_ms")), flush=True)
+    return summarise("delivery", [r], [wall], 50)
+
+
+def run_start():
+    """Seconds from starting a candidate process to its ready message: one alone, then four at once."""
+    import torch
+    from hiera_runner import isolation
+    dev = torch.device("cuda", 0)
+    isolation.close_spares()
+    out = {"case": "start"}
+    for n in (1, 4):
+        t0 = time.perf_counter()
+        procs = [isolation.CandidateProcess(dev) for _ in range(n)]
+        for p in procs:
+            p.wait_ready()
+        out["ready_s_%d_at_once" % n] = round(time.perf_counter() - t0, 3)
+        for p in procs:
+            p.close()
+    t0 = time.perf_counter()
+    import subprocess
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    out["import_torch_s"] = round(time.perf_counter() - t0, 3)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch; torch.empty(1, device='cuda').zero_(); "
+                    "torch.cuda.synchronize()"], check=True)
+    out["import_torch_and_cuda_s"] = round(time.perf_counter() - t0, 3)
+    print("start: %s" % out, flush=True)
+    return out
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--runner", default=os.path.join(ROOT, "engine", "worker", "python"),
@@ -247,6 +293,8 @@ def main(argv):
     ap.add_argument("--level2-candidates", type=int, default=3)
     ap.add_argument("--out")
     ap.add_argument("--label", default="")
+    ap.add_argument("--profile", metavar="FILE",
+                    help="write cProfile statistics of the trusted side's evaluations (text, by cumulative time)")
     args = ap.parse_args(argv)
     sys.path.insert(0, os.path.abspath(args.runner))
     cache = tempfile.mkdtemp(prefix="hiera-harness-bench-")
@@ -256,6 +304,11 @@ def main(argv):
     record = {"label": args.label, "runner": os.path.abspath(args.runner), "torch": torch.__version__,
               "gpu": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "cases": {}}
+    profiler = None
+    if args.profile:
+        import cProfile
+        profiler = cProfile.Profile()
+        profiler.enable()
     try:
         for case in args.cases.split(","):
             if case == "elementwise":
@@ -264,11 +317,22 @@ def main(argv):
                 record["cases"][case] = run_level2(ev, args.level2_candidates)
             elif case == "level1":
                 record["cases"][case] = run_level1(ev)
+            elif case == "delivery":
+                record["cases"][case] = run_delivery(ev)
+            elif case == "start":
+                record["cases"][case] = run_start()
             if args.out:
                 with open(args.out, "w") as f:
                     json.dump(record, f, indent=1)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+        if profiler is not None:
+            import pstats
+            profiler.disable()
+            with open(args.profile, "w") as f:
+                stats = pstats.Stats(profiler, stream=f)
+                stats.sort_stats("cumulative").print_stats(70)
+                stats.sort_stats("tottime").print_stats(40)
     print(json.dumps({c: {k: v for k, v in r.items() if k != "candidates"} for c, r in record["cases"].items()},
                      indent=1))
     return 0

@@ -48,8 +48,9 @@ def main(argv):
             cuda_error = "%s: %s" % (type(e).__name__, e)
     sandbox.drop_privileges(protections, sandbox.python_paths(), config.get("writable", []))
     os.chdir(os.environ.get("HOME", "/"))
+    import time
     channel.send({"op": "ready", "pid": os.getpid(), "protections": protections.as_dict(),
-                  "cuda_error": cuda_error})
+                  "cuda_error": cuda_error, "at": time.time()})
     Host(channel, device).serve()
     os._exit(0)
 

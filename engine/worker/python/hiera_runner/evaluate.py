@@ -8,6 +8,8 @@ A candidate cannot break this process's CUDA context: its own process is
 ended and the next candidate gets a fresh one.
 """
 
+import time
+
 import torch
 
 from . import baselines as baselines_mod, ceilings, device as device_mod, exchange, inputs as inputs_mod
@@ -124,11 +126,9 @@ class _Phase(object):
         self.phases, self.name = phases, name
 
     def __enter__(self):
-        import time
         self.t0 = time.perf_counter()
 
     def __exit__(self, *exc):
-        import time
         self.phases.ms[self.name] = self.phases.ms.get(self.name, 0.0) + (time.perf_counter() - self.t0) * 1e3
         return False
 
@@ -213,6 +213,7 @@ def evaluate(params):
 
     phases = Phases()
     proc = None
+    started = time.perf_counter()
     try:
         with phases("reference_load"):
             job.load_reference()
@@ -288,6 +289,7 @@ def evaluate(params):
         if proc is not None:
             proc.close()
         job.unload()
+        isolation.job_finished(job.device, time.perf_counter() - started)
         isolation.prepare_spare(job.device)
 
 

@@ -207,3 +207,113 @@ def shapes(inputs):
         elif isinstance(x, (int, float, bool)):
             out["input%d" % i] = x
     return out
+
+
+# --- KernelBench's inputs: torch.manual_seed(s); get_inputs() on the CPU ---------------------
+
+# Random functions that take a generator: inside _Seeded they draw from the trial's own.
+_RANDOM_METHODS = ("uniform_", "normal_", "random_", "exponential_", "bernoulli_", "cauchy_", "log_normal_",
+                   "geometric_")
+_RANDOM_FUNCTIONS = ("rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "poisson")
+
+
+def _random_callables():
+    found = set()
+    for name in _RANDOM_FUNCTIONS:
+        if hasattr(torch, name):
+            found.add(getattr(torch, name))
+    for name in _RANDOM_METHODS:
+        if hasattr(torch.Tensor, name):
+            found.add(getattr(torch.Tensor, name))
+    return found
+
+
+class _Seeded(torch.overrides.TorchFunctionMode):
+    """Hands the trial's generator to every random call get_inputs() makes on its
+    thread, so trials can be drawn at once and each gives what
+    torch.manual_seed(seed) followed by get_inputs() gives."""
+
+    def __init__(self, generator, random):
+        torch.overrides.TorchFunctionMode.__init__(self)
+        self.generator = generator
+        self.random = random
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func in self.random and kwargs.get("generator") is None:
+            kwargs["generator"] = self.generator
+        return func(*args, **kwargs)
+
+
+def _global_rng_state():
+    state = [torch.default_generator.get_state()]
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state.extend(g.get_state() for g in torch.cuda.default_generators)
+    return state
+
+
+def _serial(get_inputs, seed):
+    torch.manual_seed(seed)
+    return get_inputs()
+
+
+def _available_memory():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def seeded_cpu_inputs(get_inputs, seeds, workers=4):
+    """Yields get_inputs() as KernelBench draws it for each seed (torch.manual_seed,
+    then get_inputs() on the CPU), in order. At today's sizes a draw takes seconds
+    (the CPU generator is serial), so the trials after the first are drawn on
+    threads while the first is used, each with its own generator, as many at once
+    as the host's free memory holds twice over. Where a draw touched a global
+    generator (a random call that takes no generator), the parallel draws are
+    dropped and redrawn one by one, so the values are KernelBench's either way."""
+    import concurrent.futures
+    seeds = list(seeds)
+    if not seeds:
+        return
+    first = _serial(get_inputs, seeds[0])
+    rest = seeds[1:]
+    n = min(workers, len(rest), max(0, _available_memory() // (2 * max(1, _tensor_bytes(first)))))
+    if n < 2:
+        yield first
+        del first
+        for s in rest:
+            yield _serial(get_inputs, s)
+        return
+    random = _random_callables()
+
+    def draw(seed):
+        with _Seeded(torch.Generator().manual_seed(seed), random):
+            return get_inputs()
+
+    before = _global_rng_state()
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=n)
+    try:
+        futures = [pool.submit(draw, s) for s in rest]
+        yield first
+        del first
+        try:
+            # All of them before the check: one draw that used a global generator spoils the others.
+            results = [f.result() for f in futures]
+            clean = all(torch.equal(a, b) for a, b in zip(before, _global_rng_state()))
+        except Exception:
+            results, clean = [], False
+        del futures
+    finally:
+        pool.shutdown(wait=True)
+    if not clean:
+        results = None
+        for s in rest:
+            yield _serial(get_inputs, s)
+        return
+    while results:
+        yield results.pop(0)

@@ -8,9 +8,9 @@ parsed as untrusted data; a process that dies, hangs, outgrows its memory
 limit or breaks the exchange is ended and reported as the candidate's
 failure, and the runner itself goes on with its CUDA context intact.
 
-One spare process per device is started after each job, so the next
-candidate finds torch imported and CUDA up (a fixed cost of a second or two
-per candidate otherwise).
+Spare processes are kept started ahead, so a candidate finds torch imported
+and CUDA up (a start costs a few seconds, more than a small candidate's whole
+evaluation): as many as cover one start at the rate evaluations finish.
 """
 
 import json
@@ -125,6 +125,7 @@ class CandidateProcess(object):
             err.close()
             child_sock.close()
         self.channel = exchange.Channel(parent_sock)
+        self.spawned_at = time.time()
         self.ready = None
         self.limit = memory_limit()
         self.in_buffers = []   # exchange buffers for inputs, by position
@@ -139,6 +140,9 @@ class CandidateProcess(object):
             if message.get("op") != "ready" or not isinstance(message.get("protections"), dict):
                 raise self._broke("start", "its first message was not the ready message")
             self.ready = message
+            at = message.get("at")
+            if isinstance(at, (int, float)) and not isinstance(at, bool):
+                _pace.started(self.device, at - self.spawned_at)
             if message.get("cuda_error") and self.device.type == "cuda":
                 raise CandidateFailure("runtime", "the candidate process could not open the GPU: %s"
                                        % self._text(message["cuda_error"]), "start")
@@ -480,25 +484,72 @@ def _signal_name(n):
 # --- spare processes ----------------------------------------------------------------
 
 _spares = {}
+MAX_SPARES_CUDA = 6
+
+
+class _Pace(object):
+    """Recent start times of candidate processes and wall times of evaluations, per
+    device: how many spares keep a start ahead of the evaluations. The start time
+    comes from the process's own ready message, so a candidate can skew it, but only
+    within [the base count, MAX_SPARES_CUDA]: it costs memory, never a verdict."""
+
+    def __init__(self):
+        self.start_s = {}
+        self.job_s = {}
+
+    @staticmethod
+    def _blend(old, new):
+        return new if old is None else 0.5 * old + 0.5 * new
+
+    def started(self, device, seconds):
+        if 0.0 < seconds < READY_TIMEOUT_S:
+            self.start_s[str(device)] = self._blend(self.start_s.get(str(device)), seconds)
+
+    def finished(self, device, seconds):
+        if seconds > 0.0:
+            self.job_s[str(device)] = self._blend(self.job_s.get(str(device)), seconds)
+
+    def spares(self, device, base, ceiling):
+        start, job = self.start_s.get(str(device)), self.job_s.get(str(device))
+        if start is None or job is None:
+            return base
+        return max(base, min(ceiling, int(start / job) + 2))
+
+
+_pace = _Pace()
 
 
 def _spare_count(device):
-    """Processes kept started ahead: HIERA_CANDIDATE_SPARES, else three on CUDA
-    (a candidate's evaluation can take less than a start) and one on the CPU."""
+    """Processes kept started ahead: HIERA_CANDIDATE_SPARES, else on CUDA three
+    and more while evaluations finish faster than a process starts (at most
+    MAX_SPARES_CUDA: each holds a CUDA context), and one on the CPU."""
     if os.environ.get("HIERA_CANDIDATE_SPARES"):
         return max(0, int(os.environ["HIERA_CANDIDATE_SPARES"]))
-    return 3 if device.type == "cuda" else 1
+    if device.type != "cuda":
+        return 1
+    return _pace.spares(device, 3, MAX_SPARES_CUDA)
+
+
+def job_finished(device, seconds):
+    """An evaluation's wall time, for the spares' pace."""
+    _pace.finished(device, seconds)
 
 
 def acquire(device):
-    """A candidate process for device: a spare that is alive, else a new one."""
+    """A candidate process for device: a spare that is alive, else a new one.
+    The pool is topped up at once, so spares start while this job runs."""
     pool = _spares.setdefault(str(device), [])
-    while pool:
+    proc = None
+    while pool and proc is None:
         spare = pool.pop(0)
         if spare.alive():
-            return spare
-        spare.close()
-    return CandidateProcess(device)
+            proc = spare
+        else:
+            spare.close()
+    if proc is None:
+        proc = CandidateProcess(device)
+    prepare_spare(device)
+    return proc
 
 
 def prepare_spare(device):

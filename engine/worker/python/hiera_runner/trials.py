@@ -327,9 +327,7 @@ class Trials(object):
         seeds = [int(s) for s in torch.randint(0, 2 ** 32 - 1, (trials,))]
         get_inputs = job.reference_module.get("get_inputs")
         max_abs, passed, message, tol_used = 0.0, True, "", None
-        for k, s in enumerate(seeds):
-            torch.manual_seed(s)
-            raw = get_inputs()
+        for k, (s, raw) in enumerate(zip(seeds, inputs_mod.seeded_cpu_inputs(get_inputs, seeds))):
             raw = list(raw) if isinstance(raw, (list, tuple)) else [raw]
             args = [x.to(device) if isinstance(x, torch.Tensor) else x for x in raw]
             staged = proc.stage(args)
@@ -357,7 +355,7 @@ class Trials(object):
                         message = "trial %d (seed %d): output %d is not allclose(atol=rtol=%g); max abs error %.4g" % (
                             k, s, i, tol, max_abs)
                     passed = False
-            del outs, ref_out, args, staged
+            del outs, ref_out, args, staged, raw
         tol_used = 1e-4 if tol_used is None else tol_used
         return {"passed": passed, "trials": trials, "atol": tol_used, "rtol": tol_used, "max_abs_error": max_abs,
                 "message": message or "all %d trials allclose" % trials}
