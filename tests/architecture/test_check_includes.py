@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""check_includes.py on tiny synthetic trees: a clean one passes, each wrong include fails by name."""
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKER = os.path.join(HERE, "check_includes.py")
+
+TABLE = {
+    "scan": ["protocol", "server", "engine"],
+    "generated": ["hiera/"],
+    "layers": {
+        "protocol": {"may_include": []},
+        "server": {"may_include": ["protocol", "engine/analysis"]},
+        "engine/analysis": {"may_include": []},
+        "engine/eval": {"may_include": ["protocol"]},
+    },
+    "restricted": {"\"protocol/lsp_types.h\"": ["protocol", "server"], "<cuda": ["engine/worker"]},
+    "known_exceptions": [],
+}
+
+CLEAN = {
+    "protocol/message.h": "#pragma once\n",
+    "protocol/lsp_types.h": '#include "protocol/message.h"\n',
+    "engine/analysis/analysis.h": "#pragma once\n#include <string>\n",
+    "engine/analysis/analysis.cpp": '#include "engine/analysis/analysis.h"\n#include "hiera/version.h"\n',
+    "engine/eval/client.cpp": '#include "protocol/message.h"\n#include "local_only.h"\n',
+    "server/server.cpp": '#include "protocol/lsp_types.h"\n#include "engine/analysis/analysis.h"\n',
+}
+
+
+class CheckIncludesTest(unittest.TestCase):
+    def tree(self, files, table=TABLE):
+        root = tempfile.mkdtemp(prefix="hiera-includes-")
+        self.addCleanup(shutil.rmtree, root, True)
+        for rel, text in files.items():
+            path = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        with open(os.path.join(root, "layers.json"), "w", encoding="utf-8") as fh:
+            json.dump(table, fh)
+        return root
+
+    def run_checker(self, root):
+        proc = subprocess.run([sys.executable, CHECKER, "--root", root, "--table", os.path.join(root, "layers.json")],
+                              capture_output=True, text=True, check=False)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    def test_clean_tree_passes(self):
+        rc, out = self.run_checker(self.tree(CLEAN))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("pass", out)
+
+    def test_engine_including_server_fails_naming_it(self):
+        files = dict(CLEAN)
+        files["engine/analysis/analysis.cpp"] = '#include "engine/analysis/analysis.h"\n\n#include "server/server.h"\n'
+        files["server/server.h"] = "#pragma once\n"
+        rc, out = self.run_checker(self.tree(files))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('engine/analysis/analysis.cpp:3: #include "server/server.h"', out)
+        self.assertIn("engine/analysis may not include server", out)
+
+    def test_lsp_types_outside_server_fails(self):
+        files = dict(CLEAN)
+        files["engine/eval/client.cpp"] = '#include "protocol/lsp_types.h"\n'
+        rc, out = self.run_checker(self.tree(files))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('engine/eval/client.cpp:1: #include "protocol/lsp_types.h"', out)
+        self.assertIn("restricted to protocol, server", out)
+
+    def test_gpu_header_outside_worker_fails(self):
+        files = dict(CLEAN)
+        files["server/server.cpp"] += "#include <cuda_runtime.h>\n"
+        rc, out = self.run_checker(self.tree(files))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("server/server.cpp:3: #include <cuda_runtime.h>", out)
+
+    def test_known_exception_allows_and_stale_one_fails(self):
+        files = dict(CLEAN)
+        files["engine/eval/client.cpp"] += '#include "engine/analysis/analysis.h"\n'
+        table = json.loads(json.dumps(TABLE))
+        rc, out = self.run_checker(self.tree(files, table))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("engine/eval may not include engine/analysis", out)
+
+        table["known_exceptions"] = [{"from": "engine/eval", "to": "engine/analysis", "reason": "test", "waits_on": "x"}]
+        rc, out = self.run_checker(self.tree(files, table))
+        self.assertEqual(rc, 0, out)
+
+        rc, out = self.run_checker(self.tree(CLEAN, table))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("known_exceptions[0] engine/eval -> engine/analysis is no longer needed", out)
+
+    def test_folder_missing_from_table_fails(self):
+        files = dict(CLEAN)
+        files["engine/newthing/x.cpp"] = "int x;\n"
+        rc, out = self.run_checker(self.tree(files))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("engine/newthing/x.cpp: lies in no layer", out)
+
+    def test_cycle_in_table_fails(self):
+        table = json.loads(json.dumps(TABLE))
+        table["layers"]["protocol"]["may_include"] = ["server"]
+        rc, out = self.run_checker(self.tree(CLEAN, table))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("cycle", out)
+
+    def test_project_table_passes_on_this_tree(self):
+        proc = subprocess.run([sys.executable, CHECKER], capture_output=True, text=True, check=False)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
