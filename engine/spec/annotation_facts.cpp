@@ -28,12 +28,14 @@ analysis::AnalysisFacts annotation_facts(std::string_view text, analysis::Langua
     return facts;
   }
   const analysis::LineIndex lines(text);
+  // Split once for the whole file; each kernel parses only its own range.
+  const auto comments = comment_lines(text, SourceLanguage::Cuda);
   int first_line = 1;
   for (const auto& function : structure.functions) {
     const int last_line = static_cast<int>(lines.line_of(function.span.end)) + 1;
     if (function.kind == analysis::CudaFunctionKind::Kernel) {
       const auto annotations =
-          parse_annotations(text, SourceLanguage::Cuda, first_line, last_line);
+          parse_annotations(std::span<const CommentLine>(comments), SourceLanguage::Cuda, first_line, last_line);
       analysis::KernelWorkAnnotation work;
       work.sizes = sizes_of(annotations);
       for (const auto& clause : annotations.clauses) {

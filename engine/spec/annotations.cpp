@@ -703,11 +703,18 @@ class Parser {
 }  // namespace
 
 Annotations parse_annotations(std::string_view source, SourceLanguage language, int first_line, int last_line) {
+  const auto comments = comment_lines(source, language);
+  return parse_annotations(std::span<const CommentLine>(comments), language, first_line, last_line);
+}
+
+Annotations parse_annotations(std::span<const CommentLine> comments, SourceLanguage language, int first_line,
+                              int last_line) {
   Parser parser(language == SourceLanguage::Python ? TargetKind::Pytorch : TargetKind::Cuda);
-  for (const CommentLine& comment : comment_lines(source, language)) {
-    if (comment.line < first_line || comment.line > last_line) continue;
-    parser.parse_line(comment);
-  }
+  // Comments come in source order: the range is found by binary search, so a
+  // kernel's annotations cost its own comments, not the file's.
+  auto it = std::lower_bound(comments.begin(), comments.end(), first_line,
+                             [](const CommentLine& comment, int line) { return comment.line < line; });
+  for (; it != comments.end() && it->line <= last_line; ++it) parser.parse_line(*it);
   return parser.finish();
 }
 

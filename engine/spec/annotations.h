@@ -7,6 +7,7 @@
 // Every problem is collected as an AnnotationError with its line and column,
 // not just the first.
 #include <climits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,11 @@ struct Annotations {
 // PyTorch module, CUDA: a kernel); a clause that is not a contract is an error
 // at the key that set it.
 Annotations parse_annotations(std::string_view source, SourceLanguage language, int first_line = 1,
+                              int last_line = INT_MAX);
+// The same from comments already split out of the source (comment_lines, in
+// source order): a caller that asks for many ranges of one file (every kernel
+// of it) splits the comments once instead of once per range.
+Annotations parse_annotations(std::span<const CommentLine> comments, SourceLanguage language, int first_line = 1,
                               int last_line = INT_MAX);
 
 }  // namespace hiera::engine::spec

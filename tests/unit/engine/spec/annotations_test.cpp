@@ -153,6 +153,28 @@ TEST(AnnotationsTest, LineRangeSelectsTheTargetsAnnotations) {
   EXPECT_EQ(second.clauses[0].line, 3);
 }
 
+// The comments split once and parsed range by range (what annotation_facts
+// does for every kernel of a file) give what parsing the source per range gives.
+TEST(AnnotationsTest, CommentsSplitOnceGiveTheSameRangesAsTheSource) {
+  std::string source;
+  for (int k = 0; k < 30; ++k) {
+    source += "// hiera: atol=" + std::to_string(k + 1) + "\n"
+              "/* hiera: rtol=" + std::to_string(k + 2) + "\n   hiera: bogus */\n"
+              "__global__ void k" + std::to_string(k) + "() { const char* s = \"// hiera: atol=9\"; }\n";
+  }
+  const auto comments = comment_lines(source, SourceLanguage::Cuda);
+  for (int first = 1; first <= 90; first += 7) {
+    for (int last : {first, first + 2, first + 10, INT_MAX}) {
+      const auto from_source = parse_annotations(source, SourceLanguage::Cuda, first, last);
+      const auto from_comments = parse_annotations(std::span<const CommentLine>(comments), SourceLanguage::Cuda, first, last);
+      EXPECT_EQ(from_comments.clauses, from_source.clauses) << first << ".." << last;
+      EXPECT_EQ(from_comments.errors, from_source.errors) << first << ".." << last;
+    }
+  }
+  EXPECT_EQ(values(parse_annotations(std::span<const CommentLine>(comments), SourceLanguage::Cuda, 4, 6)),
+            json::parse(R"j({"numerics.atol": 2, "numerics.rtol": 3})j"));
+}
+
 TEST(AnnotationsTest, SyntaxErrors) {
   EXPECT_EQ(errors_of("# hiera:\n"),
             (Errors{{1, 9, "empty annotation: expected KEY=VALUE or a directive after 'hiera:'"}}));
