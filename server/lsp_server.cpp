@@ -42,6 +42,11 @@ LspServer::LspServer(Transport& transport, ServerOptions options)
       client_requests_(loop_, [this](json message) { send(message); }),
       dispatcher_([this](json message) { send(message); }) {
   jobs_ = std::make_unique<JobManager>(*this, documents_, options_.job_threads);
+  scheduler_ = std::make_unique<DocumentScheduler>(
+      loop_, [this](const DocumentStore::Snapshot& document, const engine::CancellationToken& cancel) {
+        return build_diagnostics(document, cancel);
+      },
+      DocumentScheduler::Options{options_.analysis_debounce, options_.analysis_threads});
   register_handlers();
 }
 
@@ -52,6 +57,8 @@ LspServer::~LspServer() {
     loop_.stop();
     loop_thread_.join();
   }
+  scheduler_->stop();  // the loop is gone: this thread is the only one touching it
+  scheduler_.reset();
 }
 
 void LspServer::add_feature(std::unique_ptr<Feature> feature) { features_.push_back(std::move(feature)); }
@@ -61,6 +68,14 @@ void LspServer::send(const json& message) {
     writer_.write(protocol::dump_json(message));
   } catch (const std::exception& e) {
     // The client is gone; the read side will see EOF and end the session.
+    log_stderr(std::string("write failed: ") + e.what());
+  }
+}
+
+void LspServer::send_text(std::string_view body) {
+  try {
+    writer_.write(body);
+  } catch (const std::exception& e) {
     log_stderr(std::string("write failed: ") + e.what());
   }
 }
@@ -100,6 +115,13 @@ int LspServer::run() {
   client_requests_.fail_all("the connection to the client is closed");
   jobs_->cancel_all();
   jobs_->wait_idle();
+  std::promise<void> stopped;
+  boost::asio::post(loop_, [this, &stopped] {
+    scheduler_->stop();  // answers the requests that wait for a build
+    stopped.set_value();
+  });
+  stopped.get_future().wait();
+  scheduler_->join();
   loop_guard_.reset();
   loop_thread_.join();
   return state_ == State::ShutDown ? 0 : 1;
@@ -164,14 +186,29 @@ FeatureContext LspServer::context(engine::CancellationToken cancel) {
   return FeatureContext{encoding_, capabilities_, settings_, documents_, *jobs_, *this, std::move(cancel)};
 }
 
-void LspServer::publish_diagnostics(const TextDocument& document) {
-  lsp::PublishDiagnosticsParams params{document.uri(), document.version(), {}};
-  auto ctx = context();
+DocumentScheduler::Commit LspServer::build_diagnostics(const DocumentStore::Snapshot& document,
+                                                        const engine::CancellationToken& cancel) {
+  lsp::PublishDiagnosticsParams params{document->uri(), document->version(), {}};
+  auto ctx = context(cancel);
   for (auto& feature : features_) {
-    auto found = feature->diagnostics(document, ctx);
-    params.diagnostics.insert(params.diagnostics.end(), found.begin(), found.end());
+    engine::throw_if_cancelled(cancel);
+    try {
+      auto found = feature->diagnostics(*document, ctx);
+      params.diagnostics.insert(params.diagnostics.end(), std::make_move_iterator(found.begin()),
+                                std::make_move_iterator(found.end()));
+    } catch (const engine::Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      // The other features' diagnostics still go out; the user hears of this one.
+      log_stderr("diagnostics of " + document->uri() + " failed: " + e.what());
+      notify("window/logMessage", lsp::LogMessageParams{lsp::MessageType::Error, "hiera: diagnostics: " + std::string(e.what())});
+    }
   }
-  notify("textDocument/publishDiagnostics", params);
+  engine::throw_if_cancelled(cancel);
+  // Serialised here, on the pool: the loop only writes the bytes.
+  auto body = protocol::dump_json(
+      protocol::to_json(protocol::Notification{"textDocument/publishDiagnostics", json(params)}));
+  return [this, body = std::move(body)] { send_text(body); };
 }
 
 void LspServer::pull_configuration() {
@@ -188,7 +225,7 @@ void LspServer::pull_configuration() {
 void LspServer::republish_diagnostics() {
   // Hint toggles and severities live in the settings: open documents show the new ones at once.
   for (const auto& uri : documents_.uris()) {
-    if (auto document = documents_.get(uri)) publish_diagnostics(*document);
+    if (auto document = documents_.get(uri)) scheduler_->update(document);
   }
 }
 
@@ -250,15 +287,16 @@ void LspServer::register_handlers() {
   dispatcher_.on_notification("textDocument/didOpen", when_running([this](const json& params) {
     auto open = lsp::parse_params<lsp::DidOpenTextDocumentParams>(params);
     documents_.open(open.textDocument);
-    publish_diagnostics(*documents_.get(open.textDocument.uri));
+    scheduler_->update(documents_.get(open.textDocument.uri), /*immediate=*/true);
   }));
   dispatcher_.on_notification("textDocument/didChange", when_running([this](const json& params) {
     auto change = lsp::parse_params<lsp::DidChangeTextDocumentParams>(params);
-    publish_diagnostics(*documents_.change(change, encoding_));
+    scheduler_->update(documents_.change(change, encoding_));
   }));
   dispatcher_.on_notification("textDocument/didClose", when_running([this](const json& params) {
     auto close = lsp::parse_params<lsp::DidCloseTextDocumentParams>(params);
     documents_.close(close.textDocument.uri);
+    scheduler_->close(close.textDocument.uri);  // nothing built for it is published after this
     notify("textDocument/publishDiagnostics", lsp::PublishDiagnosticsParams{close.textDocument.uri, std::nullopt, {}});
   }));
   dispatcher_.on_notification("textDocument/didSave", when_running([](const json& params) {
@@ -285,55 +323,82 @@ void LspServer::register_handlers() {
     return document;
   };
 
-  dispatcher_.on_request("textDocument/hover", [this, document_for](const json& params, Reply& reply, engine::CancellationToken cancel) {
+  // The document's own version is wanted: `wait` bounds how long (nullopt: until
+  // it is built); a request whose version was superseded meanwhile is answered
+  // ContentModified unless `stale_ok` (then from the last build).
+  auto after_build = [this](DocumentStore::Snapshot document, Reply& reply, std::optional<std::chrono::milliseconds> wait,
+                            bool stale_ok, std::function<void(Reply&)> handler) {
+    auto shared = std::make_shared<Reply>(std::move(reply));
+    scheduler_->when_built(document, wait, [this, document, shared, stale_ok, handler = std::move(handler)](bool) {
+      Dispatcher::guard(*shared, [&] {
+        if (!stale_ok && documents_.get(document->uri()) != document) {
+          throw protocol::RpcError(ErrorCode::ContentModified,
+                                   shared->method() + ": " + document->uri() + " changed (version " +
+                                       std::to_string(document->version()) + " is superseded)");
+        }
+        handler(*shared);
+      });
+    });
+  };
+
+  dispatcher_.on_request("textDocument/hover", [this, document_for, after_build](const json& params, Reply& reply, engine::CancellationToken cancel) {
     auto position = lsp::parse_params<lsp::TextDocumentPositionParams>(params);
     auto document = document_for(position.textDocument.uri);
-    auto ctx = context(cancel);
-    for (auto& feature : features_) {
-      if (auto hover = feature->hover(*document, position.position, ctx)) {
-        const auto& formats = capabilities_.hoverContentFormat;
-        if (!formats.empty() && std::find(formats.begin(), formats.end(), lsp::MarkupKind::Markdown) == formats.end()) {
-          hover->contents.kind = lsp::MarkupKind::PlainText;
+    after_build(document, reply, options_.hover_wait, true, [this, document, position, cancel](Reply& reply) {
+      engine::throw_if_cancelled(cancel);
+      auto ctx = context(cancel);
+      for (auto& feature : features_) {
+        if (auto hover = feature->hover(*document, position.position, ctx)) {
+          const auto& formats = capabilities_.hoverContentFormat;
+          if (!formats.empty() && std::find(formats.begin(), formats.end(), lsp::MarkupKind::Markdown) == formats.end()) {
+            hover->contents.kind = lsp::MarkupKind::PlainText;
+          }
+          reply.result(*hover);
+          return;
         }
-        reply.result(*hover);
-        return;
       }
-    }
-    reply.result(nullptr);
+      reply.result(nullptr);
+    });
   });
 
-  dispatcher_.on_request("textDocument/codeLens", [this, document_for](const json& params, Reply& reply, auto) {
+  dispatcher_.on_request("textDocument/codeLens", [this, document_for, after_build](const json& params, Reply& reply, engine::CancellationToken cancel) {
     auto lens_params = lsp::parse_params<lsp::CodeLensParams>(params);
     auto document = document_for(lens_params.textDocument.uri);
-    json lenses = json::array();
-    auto ctx = context();
-    for (auto& feature : features_) {
-      for (auto& lens : feature->code_lenses(*document, ctx)) lenses.push_back(lens);
-    }
-    reply.result(lenses);
+    after_build(document, reply, std::nullopt, false, [this, document, cancel](Reply& reply) {
+      engine::throw_if_cancelled(cancel);
+      json lenses = json::array();
+      auto ctx = context();
+      for (auto& feature : features_) {
+        for (auto& lens : feature->code_lenses(*document, ctx)) lenses.push_back(lens);
+      }
+      reply.result(lenses);
+    });
   });
 
-  dispatcher_.on_request("textDocument/codeAction", [this, document_for](const json& params, Reply& reply, auto) {
+  dispatcher_.on_request("textDocument/codeAction", [this, document_for, after_build](const json& params, Reply& reply, engine::CancellationToken cancel) {
     auto action_params = lsp::parse_params<lsp::CodeActionParams>(params);
     auto document = document_for(action_params.textDocument.uri);
-    auto ctx = context();
-    json actions = json::array();
-    for (std::size_t index = 0; index < features_.size(); ++index) {
-      for (auto& action : features_[index]->code_actions(*document, action_params, ctx)) {
-        if (!capabilities_.codeActionResolve) {
-          action = features_[index]->resolve_code_action(std::move(action), ctx);  // the client cannot resolve later
+    after_build(document, reply, std::nullopt, false, [this, document, action_params, cancel](Reply& reply) {
+      engine::throw_if_cancelled(cancel);
+      auto ctx = context();
+      json actions = json::array();
+      for (std::size_t index = 0; index < features_.size(); ++index) {
+        for (auto& action : features_[index]->code_actions(*document, action_params, ctx)) {
+          if (!capabilities_.codeActionResolve) {
+            action = features_[index]->resolve_code_action(std::move(action), ctx);  // the client cannot resolve later
+          }
+          if (!capabilities_.codeActionLiteral) {
+            // Old clients take only Command objects.
+            if (action.command) actions.push_back(*action.command);
+            continue;
+          }
+          // Remember which feature listed it, so resolve reaches the same one.
+          action.data = json{{"feature", index}, {"payload", action.data.value_or(json())}};
+          actions.push_back(action);
         }
-        if (!capabilities_.codeActionLiteral) {
-          // Old clients take only Command objects.
-          if (action.command) actions.push_back(*action.command);
-          continue;
-        }
-        // Remember which feature listed it, so resolve reaches the same one.
-        action.data = json{{"feature", index}, {"payload", action.data.value_or(json())}};
-        actions.push_back(action);
       }
-    }
-    reply.result(actions);
+      reply.result(actions);
+    });
   });
 
   dispatcher_.on_request("codeAction/resolve", [this](const json& params, Reply& reply, auto) {

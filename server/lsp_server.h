@@ -15,6 +15,7 @@
 #include "protocol/framing.h"
 #include "server/client/client.h"
 #include "server/dispatch/dispatcher.h"
+#include "server/documents/document_scheduler.h"
 #include "server/documents/document_store.h"
 #include "server/features/feature.h"
 #include "server/jobs/job_manager.h"
@@ -28,6 +29,15 @@ struct ServerOptions {
   std::size_t job_threads = 2;
   std::chrono::milliseconds client_request_timeout{30000};
   std::size_t max_body_bytes = protocol::kDefaultMaxBodyBytes;
+  // Diagnostics are built off the message loop, per document: this long after
+  // the last change (a storm of edits makes one build, not one per edit) ...
+  std::chrono::milliseconds analysis_debounce{50};
+  // ... on this many threads (documents build side by side, one build each).
+  std::size_t analysis_threads = 1;
+  // A hover waits at most this long for its own version's build, then answers
+  // from the last one built ("stale is OK for hover"). Code lenses and code
+  // actions wait for their own version (ContentModified once superseded).
+  std::chrono::milliseconds hover_wait{30};
 };
 
 class LspServer final : public Client {
@@ -49,6 +59,8 @@ class LspServer final : public Client {
 
   DocumentStore& documents() { return documents_; }
   JobManager& jobs() { return *jobs_; }
+  // How many builds ran and were committed (tests, benchmarks).
+  DocumentScheduler::Stats build_stats() const { return scheduler_->stats(); }
   const Settings& settings() const { return settings_; }
 
  private:
@@ -60,7 +72,11 @@ class LspServer final : public Client {
   void reply_in_order(nlohmann::json message);
   void register_handlers();
   FeatureContext context(engine::CancellationToken cancel = {});
-  void publish_diagnostics(const TextDocument& document);
+  void send_text(std::string_view body);
+  // Runs on the analysis pool: every feature's diagnostics for `document`; the
+  // returned commit publishes them (on the loop, only if still the newest).
+  DocumentScheduler::Commit build_diagnostics(const DocumentStore::Snapshot& document,
+                                              const engine::CancellationToken& cancel);
   void republish_diagnostics();
   void pull_configuration();
   nlohmann::json initialize(const nlohmann::json& params);
@@ -78,6 +94,8 @@ class LspServer final : public Client {
   Settings settings_;
   std::vector<std::unique_ptr<Feature>> features_;
   std::unique_ptr<JobManager> jobs_;
+  // Last: destroyed first, waiting for its builds while the features live.
+  std::unique_ptr<DocumentScheduler> scheduler_;
 
   // Written once by initialize on the loop before any feature runs.
   protocol::lsp::ClientCapabilities capabilities_;

@@ -53,18 +53,26 @@ void Dispatcher::dispatch(protocol::Request request) {
   }
   // A handler that throws before replying (or before moving the reply into
   // async work) gets its exception turned into the error reply here.
+  guard(reply, [&] { it->second(request.params, reply, token); });
+}
+
+void Dispatcher::guard(Reply& reply, const std::function<void()>& handler) {
+  const std::string method = reply.method();  // the reply may be moved into async work
+  auto fail = [&](ErrorCode code, std::string message) {
+    if (!reply.replied()) reply.error(code, std::move(message));
+  };
   try {
-    it->second(request.params, reply, token);
+    handler();
   } catch (const protocol::RpcError& e) {
-    reply.error(e.code(), e.what());
+    fail(e.code(), e.what());
   } catch (const nlohmann::json::exception& e) {
-    reply.error(ErrorCode::InvalidParams, std::string("invalid params for ") + request.method + ": " + e.what());
+    fail(ErrorCode::InvalidParams, std::string("invalid params for ") + method + ": " + e.what());
   } catch (const engine::Cancelled&) {
-    reply.error(ErrorCode::RequestCancelled, "request cancelled");
+    fail(ErrorCode::RequestCancelled, "request cancelled");
   } catch (const std::exception& e) {
-    reply.error(ErrorCode::InternalError, std::string("internal error in ") + request.method + ": " + e.what());
+    fail(ErrorCode::InternalError, std::string("internal error in ") + method + ": " + e.what());
   } catch (...) {
-    reply.error(ErrorCode::InternalError, "internal error in " + request.method);
+    fail(ErrorCode::InternalError, "internal error in " + method);
   }
 }
 

@@ -37,6 +37,11 @@ class Dispatcher {
   void dispatch(protocol::Request request);
   void dispatch(const protocol::Notification& notification);
 
+  // Runs `handler` and turns what it throws into the error reply, as dispatch
+  // does: for handlers that answer later, off the dispatch call (a request
+  // waiting for its document's analysis).
+  static void guard(Reply& reply, const std::function<void()>& handler);
+
  private:
   engine::CancellationToken token_for(const protocol::RequestId& id);
   void forget(const protocol::RequestId& id);

@@ -70,19 +70,30 @@ void AnalysisFeature::report_problems(const std::vector<std::string>& problems, 
 std::vector<lsp::Diagnostic> AnalysisFeature::diagnostics(const TextDocument& document, const FeatureContext& context) {
   const auto settings = hint_settings_of(context);
   report_problems(settings.problems, context);
-  const auto analysed = analysis_of(document, context);
+  const auto analysed = analysis_of(document, context);  // analysed even without hints: lenses and hovers read it
   if (!analysed || !settings.enabled) return {};
+  // A build superseded while it analysed stops before rendering its hints.
+  engine::throw_if_cancelled(context.request_cancel);
   return hint_diagnostics(document, analysed->analysis, settings, context.encoding, recipe_links_);
 }
 
 std::optional<lsp::Hover> AnalysisFeature::hover(const TextDocument& document, const lsp::Position& position,
                                                  const FeatureContext& context) {
-  const auto analysed = analysis_of(document, context);
+  // Stale is OK for hover: the server waited briefly for this version's
+  // build; if edits keep coming, the last analysis answers, read against the
+  // text it was made from.
+  auto analysed = analyses_.latest(document);
+  if (!analysed) analysed = analysis_of(document, context);
   if (!analysed) return std::nullopt;
+  std::optional<TextDocument> stale;
+  if (analysed->version != document.version() || analysed->text != document.text()) {
+    stale.emplace(document.uri(), document.language_id(), analysed->version, analysed->text);
+  }
+  const TextDocument& analysed_document = stale ? *stale : document;
   const auto target = estimate_target(*knowledge_, context.settings.get("/gpu"));
   if (!target.problem.empty()) report_problems({target.problem}, context);
-  return symbol_hover(document, analysed->analysis, document.offset_of(position, context.encoding), *measurements_, target,
-                      context.encoding);
+  return symbol_hover(analysed_document, analysed->analysis, analysed_document.offset_of(position, context.encoding),
+                      *measurements_, target, context.encoding);
 }
 
 std::vector<lsp::CodeLens> AnalysisFeature::code_lenses(const TextDocument& document, const FeatureContext& context) {

@@ -47,6 +47,16 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::of(const TextDocument&
   return result;
 }
 
+std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::latest(const TextDocument& document) const {
+  auto language = analysis::language_for_id(document.language_id());
+  if (!language) language = analysis::language_for_path(document.uri());
+  if (!language) return nullptr;
+  std::lock_guard lock(mutex_);
+  auto found = entries_.find(document.uri());
+  if (found == entries_.end() || found->second.current->analysis.language != *language) return nullptr;
+  return found->second.current;
+}
+
 void DocumentAnalyses::retain(const std::vector<std::string>& open) {
   std::lock_guard lock(mutex_);
   std::erase_if(entries_, [&](const auto& entry) { return std::find(open.begin(), open.end(), entry.first) == open.end(); });

@@ -28,6 +28,10 @@ class DocumentAnalyses {
   // is the same, else a new one computed from it. nullptr when the document
   // is neither CUDA nor Python (by languageId, else by the URI's extension).
   std::shared_ptr<const DocumentAnalysis> of(const TextDocument& document);
+  // The newest analysis stored for `document`'s URI and language, of whatever
+  // version; nullptr when none (a hover during a storm of edits answers from
+  // it instead of analysing).
+  std::shared_ptr<const DocumentAnalysis> latest(const TextDocument& document) const;
   // Forgets every document whose URI is not in `open` (the features have no
   // close notification; they call this with the store's URIs instead).
   void retain(const std::vector<std::string>& open);

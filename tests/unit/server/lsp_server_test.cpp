@@ -252,5 +252,64 @@ TEST_F(LspServerTest, CodeActionsCarryRoutingDataAndResolveToAnEdit) {
   EXPECT_EQ(call(3, "codeAction/resolve", {{"title", "x"}, {"data", 5}})["error"]["code"], -32602);
 }
 
+// A storm of edits: every didChange arrives before the debounce ends, so the
+// server builds the diagnostics a few times, not once per edit, and what it
+// publishes last (and only) is the final version's.
+TEST_F(LspServerTest, AStormOfEditsIsCoalescedAndTheLastDiagnosticsAreTheFinalVersions) {
+  ServerOptions options;
+  options.analysis_debounce = std::chrono::milliseconds(100);
+  start(options);
+  initialize();
+  open("file:///s.cu", "// TODO\n", 1);
+  auto first = transport.wait_for(method_is("textDocument/publishDiagnostics"));
+  ASSERT_TRUE(first);
+  EXPECT_EQ((*first)["params"]["version"], 1);
+
+  constexpr int kEdits = 300;
+  for (int i = 0; i < kEdits; ++i) {  // each edit puts one more 'x' before the TODO
+    transport.push_message(notification("textDocument/didChange",
+                                        {{"textDocument", {{"uri", "file:///s.cu"}, {"version", 2 + i}}},
+                                         {"contentChanges", {{{"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}}}, {"text", "x"}}}}}));
+  }
+  constexpr int kFinal = 1 + kEdits;
+  auto last = transport.wait_for([](const json& m) {
+    return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["version"] == kFinal;
+  });
+  ASSERT_TRUE(last);
+  EXPECT_EQ((*last)["params"]["diagnostics"][0]["range"],
+            (json{{"start", {{"line", 0}, {"character", kEdits + 3}}}, {"end", {{"line", 0}, {"character", kEdits + 7}}}}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nothing is published after it
+  std::vector<json> others;
+  for (auto& m : transport.drain()) {
+    if (m.value("method", "") == "textDocument/publishDiagnostics") others.push_back(m);
+  }
+  EXPECT_TRUE(others.empty()) << others.size() << " more, the last of version " << others.back()["params"]["version"];
+  const auto stats = server->build_stats();
+  EXPECT_EQ(stats.updates, static_cast<std::uint64_t>(kEdits + 1));
+  EXPECT_LT(stats.builds, static_cast<std::uint64_t>(kEdits));
+  EXPECT_EQ(stats.commits, 2u);  // the opened version, then the final one
+}
+
+// A code lens is of its own version: it does not wait out the debounce but
+// starts that version's build and answers once it is done.
+TEST_F(LspServerTest, ACodeLensStartsItsVersionsBuildAndAnswersFromIt) {
+  ServerOptions options;
+  options.analysis_debounce = std::chrono::seconds(10);  // only a reader starts the build
+  start(options);
+  initialize();
+  open("file:///l.cu", "a\n", 1);
+  ASSERT_TRUE(transport.wait_for(method_is("textDocument/publishDiagnostics")));
+  transport.push_message(notification("textDocument/didChange",
+                                      {{"textDocument", {{"uri", "file:///l.cu"}, {"version", 2}}},
+                                       {"contentChanges", {{{"text", "a\nb\n"}}}}}));
+  // The lens of version 2 starts its build at once and waits for it.
+  auto lens = call(1, "textDocument/codeLens", {{"textDocument", {{"uri", "file:///l.cu"}}}});
+  EXPECT_EQ(lens["result"][0]["command"]["title"], "hiera-test: 3 lines");
+  auto diags = transport.wait_for([](const json& m) {
+    return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["version"] == 2;
+  });
+  EXPECT_TRUE(diags);
+}
+
 }  // namespace
 }  // namespace hiera::server
