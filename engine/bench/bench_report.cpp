@@ -91,6 +91,35 @@ std::string kernelbench_cell(const std::optional<eval::KernelBenchVerdict>& k) {
   return text;
 }
 
+std::string seconds_cell(const std::optional<double>& seconds) {
+  if (!seconds) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", *seconds);
+  return text;
+}
+
+// A row per problem: its wall time, the optimizer's, the candidate evaluations and
+// the delivery inside it, and the side-by-side job; "-" where a record has none.
+void time_table(std::string& out, const std::vector<ProblemResult>& results) {
+  out += "## Where the time went\n\n"
+         "Each problem's wall time: the optimizer (of which its candidate evaluations and the delivery of the best "
+         "candidate) and the side-by-side measurement. Its run directory's report.md splits the optimizer's time "
+         "further; the problem's JSON has every phase, with the worker's own (`time_breakdown`).\n\n";
+  out += "| problem | total | optimize | of which candidates | delivery | measure |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : results) {
+    out += "| " + cell(r.id()) + " | ";
+    if (!r.time_breakdown) {
+      out += "- | - | - | - | - |\n";
+      continue;
+    }
+    const ProblemTimeBreakdown& t = *r.time_breakdown;
+    out += seconds_cell(t.total_s) + " | " + seconds_cell(t.optimize.total_s) + " | " +
+           seconds_cell(t.optimize.seconds("candidates")) + " | " + seconds_cell(t.optimize.seconds("delivery")) + " | " +
+           seconds_cell(t.measure_s) + " |\n";
+  }
+  out += "\n";
+}
+
 }  // namespace
 
 std::string bench_report_markdown(const std::vector<ProblemResult>& results, const SuiteInfo& info, const std::string& suite) {
@@ -166,6 +195,11 @@ std::string bench_report_markdown(const std::vector<ProblemResult>& results, con
     }
     if (!notes.empty()) out += "\n" + notes;
     out += "\n";
+  }
+
+  // Only records from a hiera that measures its phases have a breakdown to show.
+  if (std::any_of(results.begin(), results.end(), [](const ProblemResult& r) { return r.time_breakdown.has_value(); })) {
+    time_table(out, results);
   }
 
   out += "## Plots\n\n";

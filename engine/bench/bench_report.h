@@ -1,7 +1,8 @@
 #pragma once
 // OUT/report.md: the GPU, date, commit and command; the fast_p table and the
 // geometric means; a table per group with every problem (those made no
-// faster and those that failed too), linked to its JSON; links to the plots.
+// faster and those that failed too), linked to its JSON; where the time went
+// (a row per problem, when the records have a breakdown); links to the plots.
 #include <string>
 #include <vector>
 

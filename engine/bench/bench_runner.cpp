@@ -122,6 +122,10 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
       tally.started();
       ProblemResult result;
       const std::string started_at = iso8601_utc_ms(std::chrono::system_clock::now());
+      const auto problem_start = std::chrono::steady_clock::now();
+      const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
       try {
         optimize::OptimizeOptions options = settings.optimize;
         options.target = optimize::load_target(problem.file.string());
@@ -132,15 +136,18 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
           continue;  // cut short: not a result, the next run does it again
         }
         std::optional<eval::Evaluation> comparison;
+        std::optional<double> measure_s;
         std::string comparison_error;
         if (optimized.outcome != optimize::Outcome::Error) {
           optimize::OptimizeProgress measuring;
           measuring.phase = "measure";
           measuring.message = "timing the delivered code side by side";
           tally.step(problem.id(), measuring);
+          const auto measure_start = std::chrono::steady_clock::now();
           try {
             comparison = services_.evaluate(comparison_task(options.target, optimized),
                                             comparison_options(options, settings.baselines, cancel));
+            measure_s = seconds_since(measure_start);
           } catch (const std::exception& e) {
             comparison_error = e.what();
           }
@@ -150,6 +157,7 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
           }
         }
         result = make_problem_result(problem, optimized, comparison, comparison_error, knowledge_, settings.with_compile());
+        result.time_breakdown = problem_time_breakdown(optimized, comparison, measure_s, seconds_since(problem_start));
       } catch (const std::exception& e) {
         // The target did not load (or the optimizer threw): nothing was measured.
         result = ProblemResult{};

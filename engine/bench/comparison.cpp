@@ -89,6 +89,17 @@ std::vector<CandidateVerdict> candidate_verdicts(const optimize::OptimizeResult&
   return verdicts;
 }
 
+ProblemTimeBreakdown problem_time_breakdown(const optimize::OptimizeResult& result,
+                                            const std::optional<eval::Evaluation>& comparison,
+                                            std::optional<double> measure_s, double total_s) {
+  ProblemTimeBreakdown t;
+  t.total_s = total_s;
+  t.optimize = result.time_breakdown;
+  t.measure_s = measure_s;
+  if (measure_s && comparison) t.measure_phases = comparison->phases;
+  return t;
+}
+
 ProblemResult make_problem_result(const Problem& problem, const optimize::OptimizeResult& result,
                                   const std::optional<eval::Evaluation>& comparison, const std::string& comparison_error,
                                   const knowledge::KnowledgeBase& knowledge, bool with_compile) {

@@ -46,6 +46,12 @@ std::vector<CandidateVerdict> candidate_verdicts(const optimize::OptimizeResult&
 // saying why. When the job failed as a job (timeout, crashed worker) the
 // optimizer's own evidence stands in and `error` says so; when the delivered
 // code failed a check in it, the problem is not correct.
+// Where the problem's time went: the optimizer's breakdown, the side-by-side
+// job (`measure_s` and its phases_ms; empty when it did not run), the whole.
+ProblemTimeBreakdown problem_time_breakdown(const optimize::OptimizeResult& result,
+                                            const std::optional<eval::Evaluation>& comparison,
+                                            std::optional<double> measure_s, double total_s);
+
 ProblemResult make_problem_result(const Problem& problem, const optimize::OptimizeResult& result,
                                   const std::optional<eval::Evaluation>& comparison, const std::string& comparison_error,
                                   const knowledge::KnowledgeBase& knowledge, bool with_compile);

@@ -69,6 +69,32 @@ eval::KernelBenchVerdict kernelbench_from_json(const json& v) {
 
 json optional_text(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
 
+// {"total_s", "optimize": optimize::to_json(TimeBreakdown), "measure": {"s", "phases_ms"} or null}.
+json time_breakdown_json(const std::optional<ProblemTimeBreakdown>& t) {
+  if (!t) return nullptr;
+  json measure = nullptr;
+  if (t->measure_s) {
+    json phases = json::object();
+    for (const auto& p : t->measure_phases) phases[p.name] = p.ms;
+    measure = {{"s", *t->measure_s}, {"phases_ms", phases}};
+  }
+  return {{"total_s", t->total_s}, {"optimize", optimize::to_json(t->optimize)}, {"measure", measure}};
+}
+
+ProblemTimeBreakdown time_breakdown_from_json(const json& v) {
+  ProblemTimeBreakdown t;
+  t.total_s = v.at("total_s").get<double>();
+  t.optimize = optimize::time_breakdown_from_json(v.at("optimize"));
+  if (const json* measure = present(v, "measure")) {
+    t.measure_s = measure->at("s").get<double>();
+    for (const auto& [name, ms] : measure->at("phases_ms").get<std::map<std::string, double>>()) {
+      t.measure_phases.push_back({name, ms});
+    }
+    eval::order_phases(t.measure_phases);
+  }
+  return t;
+}
+
 }  // namespace
 
 std::filesystem::path result_path(const Problem& problem) {
@@ -95,6 +121,7 @@ json to_json(const ProblemResult& r) {
           {"finished_at", optional_text(r.finished_at)},
           {"workers", r.workers ? json(*r.workers) : json(nullptr)},
           {"candidate_verdicts", verdicts_json(r.candidate_verdicts)},
+          {"time_breakdown", time_breakdown_json(r.time_breakdown)},
           {"error", r.error ? json(*r.error) : json(nullptr)},
           {"baseline_errors", r.baseline_errors},
           {"gpu", r.gpu},
@@ -128,6 +155,7 @@ ProblemResult problem_result_from_json(const json& v) {
   if (const json* f = present(v, "workers")) r.workers = f->get<int>();
   if (const json* f = present(v, "candidate_verdicts")) r.candidate_verdicts = verdicts_from_json(*f);
   if (const json* f = present(v, "kernelbench")) r.kernelbench = kernelbench_from_json(*f);
+  if (const json* f = present(v, "time_breakdown")) r.time_breakdown = time_breakdown_from_json(*f);
   if (!v.at("error").is_null()) r.error = v.at("error").get<std::string>();
   r.baseline_errors = v.at("baseline_errors").get<std::map<std::string, std::string>>();
   r.gpu = v.at("gpu").get<std::string>();

@@ -13,6 +13,7 @@
 
 #include "engine/bench/problem.h"
 #include "engine/eval/job_results.h"
+#include "engine/optimize/time_breakdown.h"
 
 namespace hiera::engine::bench {
 
@@ -48,6 +49,16 @@ struct CandidateVerdict {
   bool operator==(const CandidateVerdict&) const = default;
 };
 
+// Where a problem's wall time went: the optimizer (its own breakdown: engine
+// phases, the worker's phases inside its jobs) and the side-by-side job.
+struct ProblemTimeBreakdown {
+  double total_s = 0.0;               // from loading the problem to the end of its side-by-side job
+  optimize::TimeBreakdown optimize;   // OptimizeResult::time_breakdown (its total_s: the optimizer's wall time)
+  std::optional<double> measure_s;    // the side-by-side job; empty when it did not run
+  std::vector<eval::PhaseTime> measure_phases;  // that job's phases_ms
+  bool operator==(const ProblemTimeBreakdown&) const = default;
+};
+
 struct ProblemResult {
   std::string name;
   std::string group;
@@ -80,6 +91,8 @@ struct ProblemResult {
   std::optional<std::string> finished_at;
   std::optional<int> workers;
   std::optional<std::vector<CandidateVerdict>> candidate_verdicts;
+  // Empty when the problem never reached the optimizer, and in a record from an older hiera.
+  std::optional<ProblemTimeBreakdown> time_breakdown;
   std::optional<std::string> error;              // why it stopped, or what could not be measured
   std::map<std::string, std::string> baseline_errors;  // a baseline that could not be timed: why
 
@@ -100,8 +113,8 @@ std::filesystem::path result_path(const Problem& problem);
 nlohmann::json to_json(const ProblemResult& result);
 // The inverse of to_json. Throws nlohmann::json::exception when a field is
 // missing or has the wrong type (damaged, or from a much older hiera); the
-// fields started_at, finished_at, workers, candidate_verdicts and kernelbench
-// may be missing or null (an older record) and are then empty.
+// fields started_at, finished_at, workers, candidate_verdicts, kernelbench and
+// time_breakdown may be missing or null (an older record) and are then empty.
 ProblemResult problem_result_from_json(const nlohmann::json& value);
 
 }  // namespace hiera::engine::bench

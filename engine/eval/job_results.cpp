@@ -154,7 +154,32 @@ Evaluation parse_evaluation(const json& result) {
   if (const json* kernelbench = field(result, "kernelbench")) {
     evaluation.kernelbench = parse_kernelbench(*kernelbench, "evaluation.kernelbench");
   }
+  if (const json* phases = field(result, "phases_ms")) evaluation.phases = parse_phases(*phases);
   return evaluation;
+}
+
+void order_phases(std::vector<PhaseTime>& phases) {
+  // The workers' phases in the order they run (native_evaluator.cpp, hiera_runner/evaluate.py).
+  static const std::vector<std::string> kOrder = {"compile",        "verify",          "time",
+                                                  "reference_load", "candidate_start", "calibration",
+                                                  "candidate_load", "second_shape",    "verification",
+                                                  "baselines",      "timing",          "kernelbench"};
+  const auto rank = [&](const PhaseTime& p) { return std::find(kOrder.begin(), kOrder.end(), p.name) - kOrder.begin(); };
+  std::stable_sort(phases.begin(), phases.end(), [&](const PhaseTime& a, const PhaseTime& b) {
+    const auto ra = rank(a), rb = rank(b);
+    return ra != rb ? ra < rb : ra == static_cast<std::ptrdiff_t>(kOrder.size()) && a.name < b.name;
+  });
+}
+
+std::vector<PhaseTime> parse_phases(const json& phases_ms) {
+  std::vector<PhaseTime> phases;
+  if (!phases_ms.is_object()) return phases;
+  for (const auto& [name, ms] : phases_ms.items()) {
+    if (!ms.is_number() || !(ms.get<double>() >= 0.0)) continue;
+    phases.push_back(PhaseTime{name, ms.get<double>()});
+  }
+  order_phases(phases);
+  return phases;
 }
 
 KernelBenchVerdict parse_kernelbench(const json& value, const std::string& where) {

@@ -92,6 +92,13 @@ struct KernelBenchVerdict {
   bool operator==(const KernelBenchVerdict&) const = default;
 };
 
+// One phase of a job as the worker timed it: an entry of a result's "phases_ms".
+struct PhaseTime {
+  std::string name;  // "verification", "timing", "compile", ...
+  double ms = 0.0;
+  bool operator==(const PhaseTime&) const = default;
+};
+
 struct Evaluation {
   Verdict verdict = Verdict::Failed;
   std::vector<CheckFailure> failures;
@@ -100,6 +107,9 @@ struct Evaluation {
   std::optional<double> speed_of_light_ms;  // only when verification passed
   // Only when the job asked for it; it never changes `verdict`.
   std::optional<KernelBenchVerdict> kernelbench;
+  // The worker's wall time per phase of the job ("phases_ms"), in the order
+  // the runner goes through them (phase_order); empty when it sent none.
+  std::vector<PhaseTime> phases;
   // Set when the job itself failed (timed out, crashed the worker, cancelled,
   // a bad reply): the verdict is then Failed with one failure derived from it.
   std::optional<WorkerFailure> job_failure;
@@ -178,6 +188,17 @@ DeviceProbe parse_probe(const nlohmann::json& result);
 ProfileResult parse_profile(const nlohmann::json& result);
 CaptureResult parse_capture(const nlohmann::json& result);
 Delivery parse_delivery(const nlohmann::json& result);
+// A "phases_ms" object as a list in the order the worker goes through its
+// phases: the native evaluator's compile, verify, time, then the Python
+// runner's reference_load ... kernelbench; a name neither knows comes after
+// those, by name (JSON objects arrive unordered). A value that is not a number
+// of milliseconds (a string, null, a negative number) is left out, and
+// anything but an object gives no phases: timing is a detail, never a reason
+// to reject a verdict.
+std::vector<PhaseTime> parse_phases(const nlohmann::json& phases_ms);
+// Sorts phases into that order (unknown names last, by name).
+void order_phases(std::vector<PhaseTime>& phases);
+
 // The "kernelbench" object; `where` names it in errors ("evaluation.kernelbench").
 KernelBenchVerdict parse_kernelbench(const nlohmann::json& value, const std::string& where);
 

@@ -12,6 +12,7 @@
 
 #include "engine/eval/lost_attempt.h"
 #include "engine/eval/job_results.h"
+#include "engine/optimize/time_breakdown.h"
 #include "engine/propose/candidate.h"
 
 namespace hiera::engine::optimize {
@@ -93,6 +94,7 @@ struct OptimizeResult {
   std::vector<AttemptRecord> attempts;
   Figures figures;
   double wall_s = 0.0;
+  TimeBreakdown time_breakdown;  // where wall_s went (time_breakdown.h)
   std::filesystem::path run_dir;
   bool improved() const { return outcome == Outcome::Improved && best && best->evaluation.passed(); }
 };

@@ -12,6 +12,7 @@
 #include "engine/knowledge/probe_check.h"
 #include "engine/optimize/report.h"
 #include "engine/optimize/run_log.h"
+#include "engine/optimize/time_breakdown.h"
 #include "engine/plan/escalation.h"
 #include "engine/plan/plan_report.h"
 #include "engine/plan/planner.h"
@@ -53,6 +54,7 @@ struct Run {
   double time_limit_s = kDefaultTimeLimitS;
   std::optional<double> best_speedup;
   std::string step_label;
+  PhaseClock clock;  // where the time goes (time_breakdown.h)
 
   void report(const std::string& phase, const std::string& message) {
     if (!progress) return;
@@ -78,6 +80,9 @@ json evaluation_json(const eval::Evaluation& e) {
   for (const auto& f : e.failures) failures.push_back({{"check", f.check}, {"message", f.message}});
   json out = {{"verdict", eval::to_string(e.verdict)}, {"failures", failures}, {"worker", e.record.worker}};
   if (e.timing) out["speedup"] = e.timing->speedup;
+  json phases = json::object();
+  for (const auto& p : e.phases) phases[p.name] = p.ms;
+  out["phases_ms"] = std::move(phases);
   return out;
 }
 
@@ -200,7 +205,9 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       result.stop_detail = result.message;
     }
     result.wall_s = seconds_since(run.start);
+    result.time_breakdown = run.clock.finish(result.wall_s);
     if (run.log) {
+      run.log->write("time", to_json(result.time_breakdown));
       run.log->write("done", {{"outcome", to_string(outcome)},
                               {"message", result.message},
                               {"stop_reason", result.stop_reason ? to_string(*result.stop_reason) : "none"},
@@ -247,7 +254,9 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
 
     // The device: its measured ceilings, or the knowledge's datasheet when there is no GPU.
     run.report("probe", "probing the worker's device");
+    run.clock.enter("probe");
     const eval::DeviceProbe probe = client.probe({false, std::chrono::minutes(5), cancel, std::nullopt});
+    run.clock.leave();
     throw_if_cancelled(cancel);
     plan::Ceilings ceilings;
     if (probe.ok()) {
@@ -280,7 +289,10 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     evaluate_options.cancel = cancel;
     const std::string device = probe.ok() ? "cuda" : "cpu";
     const json baseline_task = candidate_task(built.spec, reference_source, target.reference_as_candidate(), "", device);
+    run.clock.enter("reference_baseline");
     const eval::Evaluation baseline = client.evaluate(baseline_task, evaluate_options);
+    run.clock.leave();
+    run.clock.reference(baseline);
     throw_if_cancelled(cancel);
     run.log->write("baseline", evaluation_json(baseline));
     if (!baseline.passed() || !baseline.timing) {
@@ -292,7 +304,9 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
 
     // Its profile: the regions the planner places on the roofline.
     run.report("profile", "profiling the reference");
+    run.clock.enter("reference_profile");
     const eval::ProfileResult profile = client.profile(baseline_task, "reference", evaluate_options);
+    run.clock.leave();
     throw_if_cancelled(cancel);
     json facts = {{"reference_ms", reference_ms}, {"device", result.gpu}};
     plan::TaskWork work;
@@ -325,7 +339,9 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     std::optional<graph::OpGraph> op_graph;
     if (target.kind == spec::TargetKind::Pytorch && !options.measure_only) {
       run.report("capture", "capturing the reference's op graph");
+      run.clock.enter("capture");
       const eval::CaptureResult capture = client.capture(baseline_task, evaluate_options);
+      run.clock.leave();
       throw_if_cancelled(cancel);
       if (!capture.ok()) {
         run.decide("no op graph of the reference (" + capture.job_failure->message + ")");
@@ -348,6 +364,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     }
 
     // The spec again, with what the probe and the reference run established.
+    run.clock.enter("planning");
     inputs.probe = facts;
     built = spec::build_spec(inputs);
     if (!built.ok()) {
@@ -413,6 +430,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     }
     result.plan_markdown = plan::to_markdown(plan);
     run.log->write("plan", result.plan);
+    run.clock.leave();
     if (options.measure_only) {
       result.stop_reason = StopReason::MeasureOnly;
       result.stop_detail = "measure only: no candidates";
@@ -529,7 +547,9 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
         continue;
       }
       run.report("propose", run.step_label + ": asking " + proposer->name() + " for " + std::to_string(request.count));
+      run.clock.enter("proposing");
       std::vector<propose::Candidate> candidates = proposer->propose(request, cancel);
+      run.clock.leave();
       if (candidates.empty()) {
         run.decide(proposer->name() + " has nothing new for " + run.step_label);
         done.insert(proposer->name());
@@ -542,6 +562,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
         std::future<eval::Evaluation> evaluation;
       };
       std::vector<Pending> pending;
+      run.clock.enter("candidates");
       for (auto& candidate : candidates) {
         candidate.id = "c" + std::to_string(next_id++);
         ++result.figures.proposed;
@@ -580,6 +601,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       run.report("evaluate", run.step_label + ": verifying " + std::to_string(pending.size()) + " candidate(s)");
       for (auto& p : pending) {
         const eval::Evaluation e = p.evaluation.get();
+        run.clock.candidate(e);
         AttemptRecord& record = result.attempts[p.record];
         propose::Attempt& attempt = record.attempt;
         record.worker = e.record.worker;
@@ -620,6 +642,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
         run.report("evaluate", attempt.candidate.id + ": " + record.verdict +
                                    (attempt.speedup ? " (" + fixed(*attempt.speedup, 2) + "x)" : std::string()));
       }
+      run.clock.leave();
       outcomes.push_back(snapshot);
     }
 
@@ -627,6 +650,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
     std::sort(faster.begin(), faster.end(), [&](std::size_t a, std::size_t b) {
       return *result.attempts[a].attempt.speedup > *result.attempts[b].attempt.speedup;
     });
+    run.clock.enter("delivery");
     for (std::size_t rank = 0; rank < faster.size() && rank < 3; ++rank) {
       throw_if_cancelled(cancel);
       const propose::Candidate& candidate = result.attempts[faster[rank]].attempt.candidate;
@@ -648,6 +672,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
         best.delivered_source = candidate.source;  // a kernel is delivered as its source
         best.evaluation = client.evaluate(task, o);
       }
+      run.clock.delivery(best.evaluation);
       run.log->write("delivery", {{"id", candidate.id}, {"evaluation", evaluation_json(best.evaluation)}});
       if (!best.evaluation.passed() || !best.evaluation.timing) {
         run.decide(candidate.id + " failed verification in its delivered form: " +
@@ -660,6 +685,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       result.best = std::move(best);
       break;
     }
+    run.clock.leave();
     if (result.best) {
       return finish(Outcome::Improved, result.best->candidate.id + " is " + fixed(result.best->speedup, 2) +
                                            "x faster than the reference, verified in its delivered form");

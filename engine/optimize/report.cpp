@@ -218,6 +218,7 @@ nlohmann::json to_json(const OptimizeResult& r) {
           {"figures", {{"proposed", f.proposed}, {"rejected", f.rejected}, {"compiled", f.compiled}, {"correct", f.correct},
                        {"faster", f.faster}, {"prompt_tokens", f.prompt_tokens}, {"completion_tokens", f.completion_tokens}}},
           {"wall_s", r.wall_s},
+          {"time_breakdown", to_json(r.time_breakdown)},
           {"run_dir", r.run_dir.string()}};
 }
 
@@ -276,6 +277,7 @@ std::string to_markdown(const OptimizeResult& r) {
           (a.attempt.speedup ? fixed(*a.attempt.speedup, 2) + "x" : std::string("-")) + " | " + cell(reason) + " |\n";
   }
   md += workers_markdown(r);
+  md += "\n" + time_breakdown_markdown(r.time_breakdown);
   md += "\n## Plan\n\n" + (r.plan_markdown.empty() ? std::string("(no plan)\n") : r.plan_markdown) + "\n";
   if (!r.decisions.empty()) {
     md += "## Decisions\n\n";

@@ -16,6 +16,8 @@
 //   --candidate-ms MS   the candidate's canned timing: median MS, p10 0.95*MS,
 //                       p90 1.05*MS, speedup 0.1/MS (default: median 0.05 with
 //                       the reference's spread, which is not faster beyond noise)
+//   --phases-ms JSON    "phases_ms" of every canned evaluation (evaluate, and
+//                       deliver's evaluation), as given; none by default
 //
 // Per request, params.behave (or params.task.behave, as evaluate nests it):
 //   ok (default)  canned result for the method
@@ -73,6 +75,7 @@ struct Options {
   bool ignore_shutdown = false;
   bool ignore_eof = false;
   double candidate_ms = 0.0;  // 0: the default canned candidate timing
+  json phases_ms;             // null: no "phases_ms" in canned evaluations
 };
 
 std::int64_t monotonic_ns() {
@@ -163,6 +166,7 @@ json canned_evaluation(const json& params, const Options& options) {
   }
   result["timing"] = {{"reference", stats}, {"candidate", faster}, {"speedup", speedup}};
   result["speed_of_light_ms"] = 0.01;
+  if (!options.phases_ms.is_null()) result["phases_ms"] = options.phases_ms;
   // Baselines asked for: "compile" is timed (0.08 ms), any other name is reported as unavailable.
   if (auto baselines = params.find("baselines"); baselines != params.end() && baselines->is_array()) {
     json timed = json::object();
@@ -354,6 +358,12 @@ Options parse_options(int argc, char** argv) {
       options.ignore_eof = true;
     } else if (arg == "--candidate-ms") {
       options.candidate_ms = std::atof(value().c_str());
+    } else if (arg == "--phases-ms") {
+      options.phases_ms = json::parse(value(), nullptr, false);
+      if (options.phases_ms.is_discarded()) {
+        say("--phases-ms needs JSON");
+        std::exit(64);
+      }
     } else if (arg == "--ignore-sigterm") {
       std::signal(SIGTERM, SIG_IGN);
     } else {

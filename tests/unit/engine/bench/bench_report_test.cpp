@@ -81,6 +81,36 @@ TEST(BenchReport, EveryProblemInItsGroupsTableWithLinksAndErrors) {
   EXPECT_TRUE(has(md, "- gelu\\|x: the reference does not run under the verification harness: runtime: boom Traceback\n")) << md;
 }
 
+TEST(BenchReport, WhereTheTimeWentHasARowPerProblem) {
+  std::vector<ProblemResult> timed = results();
+  ProblemTimeBreakdown t;
+  t.total_s = 122.04;
+  t.optimize.total_s = 100.0;
+  for (auto& p : t.optimize.engine) {
+    if (p.name == "candidates") p.seconds = 70.26;
+    if (p.name == "delivery") p.seconds = 20.0;
+  }
+  t.measure_s = 21.5;
+  timed[1].time_breakdown = t;
+  t.measure_s.reset();  // the side-by-side job did not run
+  timed[0].time_breakdown = t;
+  // timed[2]: a record without a breakdown (it never reached the optimizer, or an older hiera wrote it)
+  const std::string md = bench_report_markdown(timed, kInfo, "samples");
+  const auto table = md.find("## Where the time went\n\n");
+  ASSERT_NE(table, std::string::npos) << md;
+  EXPECT_TRUE(has(md, "| problem | total | optimize | of which candidates | delivery | measure |\n|---|---|---|---|---|---|\n"
+                      "| top | 122.0 s | 100.0 s | 70.3 s | 20.0 s | - |\n"
+                      "| fusion/relu | 122.0 s | 100.0 s | 70.3 s | 20.0 s | 21.5 s |\n"
+                      "| fusion/gelu\\|x | - | - | - | - | - |\n\n"))
+      << md;
+  EXPECT_LT(table, md.find("## Plots"));
+  EXPECT_GT(table, md.find("## Problems: fusion"));
+}
+
+TEST(BenchReport, NoTimeTableWhenNoRecordHasABreakdown) {
+  EXPECT_FALSE(has(bench_report_markdown(results(), kInfo, "samples"), "Where the time went"));
+}
+
 TEST(BenchReport, LinksThePlotsAndTheSummary) {
   const std::string md = bench_report_markdown(results(), kInfo, "samples");
   EXPECT_TRUE(has(md, "![Delivered speed-up per problem](speedups.svg)")) << md;

@@ -42,6 +42,7 @@ class FakeServices {
       progress(p);
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       optimize::OptimizeResult r = testing::optimized(options.target.file.stem() == "relu");
+      r.time_breakdown = breakdown;
       if (options.target.file.stem() == cancel_at) {
         cancel.cancel();
         r.outcome = optimize::Outcome::Cancelled;
@@ -55,7 +56,9 @@ class FakeServices {
       baselines_ = options.baselines;
       eval::Timing t = testing::timing(2.0, task["candidate"]["source"].get<std::string>().find("delivered") != std::string::npos ? 0.5 : 2.0);
       if (!options.baselines.empty()) t.baselines["compile"] = testing::stats(1.0);
-      return testing::passed(t);
+      eval::Evaluation e = testing::passed(t);
+      e.phases = measure_phases;
+      return e;
     };
     s.gpu = [](const CancellationToken&) { return std::string("Fake GPU"); };
     return s;
@@ -72,6 +75,8 @@ class FakeServices {
   }
   int delay_ms = 0;
   std::string cancel_at;
+  optimize::TimeBreakdown breakdown;           // every optimize result's
+  std::vector<eval::PhaseTime> measure_phases;  // every side-by-side job's phases_ms
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_in_flight_{0};
   std::vector<std::string> baselines_;
@@ -177,6 +182,38 @@ TEST_F(BenchRunnerTest, RunsEachProblemOnceMeasuresItSideBySideAndWritesItsResul
   EXPECT_EQ(progress_.back().step.phase, "done");
   EXPECT_EQ(progress_.front().step.phase, "probe");  // the suite's first word, before any problem
   EXPECT_EQ(progress_.front().problem, "");
+}
+
+TEST_F(BenchRunnerTest, EachRecordSaysWhereItsTimeWent) {
+  FakeServices fake;
+  fake.delay_ms = 30;
+  fake.breakdown.total_s = 12.5;
+  fake.breakdown.candidate_evaluations = 2;
+  fake.breakdown.candidate_phases = {{"verification", 3000.0}, {"timing", 1500.0}};
+  fake.breakdown.delivery_phases = {{"verification", 750.0}, {"kernelbench", 250.0}};
+  fake.measure_phases = {{"reference_load", 100.0}, {"baselines", 2500.0}, {"timing", 400.0}};
+  const BenchRun first = run(fake);
+  ASSERT_EQ(first.results.size(), 4u);
+  const ProblemResult& relu = first.results[2];
+  ASSERT_TRUE(relu.time_breakdown);
+  const ProblemTimeBreakdown& t = *relu.time_breakdown;
+  EXPECT_EQ(t.optimize, fake.breakdown);  // the optimizer's, as it was returned
+  ASSERT_TRUE(t.measure_s);
+  EXPECT_GE(*t.measure_s, 0.0);
+  EXPECT_EQ(t.measure_phases, fake.measure_phases);
+  EXPECT_GE(t.total_s, 0.03);  // the optimizer's run (here a 30 ms stand-in) and the measurement
+  EXPECT_GE(t.total_s, *t.measure_s);
+  // On disk, with the runner's phases exactly as the jobs reported them.
+  const json stored = json::parse(std::ifstream(out_.path() / "problems" / "fusion" / "relu.json"));
+  EXPECT_EQ(stored["time_breakdown"]["optimize"]["candidate_phases_ms"], (json{{"verification", 3000.0}, {"timing", 1500.0}}));
+  EXPECT_EQ(stored["time_breakdown"]["optimize"]["delivery_phases_ms"], (json{{"verification", 750.0}, {"kernelbench", 250.0}}));
+  EXPECT_EQ(stored["time_breakdown"]["measure"]["phases_ms"],
+            (json{{"reference_load", 100.0}, {"baselines", 2500.0}, {"timing", 400.0}}));
+  EXPECT_EQ(problem_result_from_json(stored), relu);
+  // A problem that never reached the optimizer has none.
+  EXPECT_FALSE(first.results[1].time_breakdown);
+  EXPECT_TRUE(stored.contains("time_breakdown"));
+  EXPECT_TRUE(json::parse(std::ifstream(out_.path() / "problems" / "broken" / "no_inputs.json"))["time_breakdown"].is_null());
 }
 
 TEST_F(BenchRunnerTest, ASecondRunReusesWhatMatchesAndRunsWhatChanged) {

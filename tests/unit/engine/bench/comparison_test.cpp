@@ -208,6 +208,25 @@ TEST(ComparisonResult, EveryCandidatesVerdictInProposalOrderWithItsCodeHash) {
   EXPECT_EQ(candidate_verdicts(optimize::OptimizeResult{}), std::vector<CandidateVerdict>{});
 }
 
+TEST(ComparisonResult, TheTimeBreakdownJoinsTheOptimizersAndTheMeasurements) {
+  optimize::OptimizeResult r = optimized(true);
+  r.time_breakdown.total_s = 40.0;
+  r.time_breakdown.candidate_evaluations = 2;
+  r.time_breakdown.candidate_phases = {{"verification", 2000.0}, {"timing", 1000.0}};
+  eval::Evaluation comparison = passed(timing(2.0, 1.0));
+  comparison.phases = {{"reference_load", 50.0}, {"timing", 700.0}};
+  const ProblemTimeBreakdown t = problem_time_breakdown(r, comparison, 3.5, 44.0);
+  EXPECT_EQ(t.total_s, 44.0);
+  EXPECT_EQ(t.optimize, r.time_breakdown);
+  EXPECT_EQ(t.measure_s, 3.5);
+  EXPECT_EQ(t.measure_phases, (std::vector<eval::PhaseTime>{{"reference_load", 50.0}, {"timing", 700.0}}));
+  // The job did not run (its task could not be built): no measure, no phases.
+  const ProblemTimeBreakdown none = problem_time_breakdown(r, std::nullopt, std::nullopt, 40.5);
+  EXPECT_FALSE(none.measure_s);
+  EXPECT_TRUE(none.measure_phases.empty());
+  EXPECT_EQ(none.optimize.candidate_phases, r.time_breakdown.candidate_phases);
+}
+
 TEST(ComparisonResult, AnOptimizerErrorIsNotCorrectAndKeepsItsMessage) {
   optimize::OptimizeResult failed = optimized(false);
   failed.outcome = optimize::Outcome::Error;

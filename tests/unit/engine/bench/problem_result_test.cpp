@@ -125,6 +125,50 @@ TEST(ProblemResultJson, RejectsMistypedNewFields) {
   }
 }
 
+ProblemTimeBreakdown time_breakdown() {
+  ProblemTimeBreakdown t;
+  t.total_s = 122.0;
+  t.optimize.total_s = 100.0;
+  for (auto& p : t.optimize.engine) {
+    if (p.name == "candidates") p.seconds = 70.0;
+    if (p.name == "delivery") p.seconds = 20.0;
+  }
+  t.optimize.candidate_evaluations = 4;
+  t.optimize.candidate_phases = {{"reference_load", 4000.0}, {"verification", 30000.0}, {"timing", 20000.0}};
+  t.optimize.delivery_phases = {{"verification", 9000.0}, {"kernelbench", 1500.0}};
+  t.measure_s = 21.5;
+  t.measure_phases = {{"reference_load", 1000.0}, {"baselines", 15000.0}, {"timing", 4000.0}};
+  return t;
+}
+
+TEST(ProblemResultJson, TheTimeBreakdownIsWrittenAndReadBackUnchanged) {
+  ProblemResult r = full_result();
+  r.time_breakdown = time_breakdown();
+  const json j = to_json(r);
+  const json& t = j["time_breakdown"];
+  EXPECT_EQ(t["total_s"], 122.0);
+  EXPECT_EQ(t["optimize"], optimize::to_json(time_breakdown().optimize));
+  EXPECT_EQ(t["optimize"]["candidate_phases_ms"]["verification"], 30000.0);
+  EXPECT_EQ(t["measure"], (json{{"s", 21.5}, {"phases_ms", {{"reference_load", 1000.0}, {"baselines", 15000.0}, {"timing", 4000.0}}}}));
+  EXPECT_EQ(problem_result_from_json(json::parse(j.dump())), r);
+  // No side-by-side job: measure is null, and reads back as none.
+  r.time_breakdown->measure_s.reset();
+  r.time_breakdown->measure_phases.clear();
+  EXPECT_TRUE(to_json(r)["time_breakdown"]["measure"].is_null());
+  EXPECT_EQ(problem_result_from_json(json::parse(to_json(r).dump())), r);
+}
+
+TEST(ProblemResultJson, ARecordWithoutATimeBreakdownReadsAsNone) {
+  EXPECT_TRUE(to_json(full_result())["time_breakdown"].is_null());
+  json j = to_json(full_result());
+  j.erase("time_breakdown");
+  EXPECT_EQ(problem_result_from_json(j), full_result());
+  for (const json& bad : {json("fast"), json{{"total_s", "x"}}, json{{"total_s", 1.0}}}) {
+    j["time_breakdown"] = bad;
+    EXPECT_THROW(problem_result_from_json(j), json::exception) << bad;
+  }
+}
+
 TEST(ProblemResultJson, RejectsAFileWithAFieldMissingOrMistyped) {
   json j = to_json(full_result());
   j.erase("candidates");

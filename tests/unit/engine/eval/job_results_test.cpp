@@ -140,6 +140,43 @@ TEST(JobResultsTest, ADeliveryCarriesTheKernelBenchVerdictBesideOrInsideItsEvalu
             "deliver.kernelbench.passed must be true or false");
 }
 
+TEST(JobResultsTest, PhasesAreParsedInTheRunnersOrder) {
+  // A JSON object arrives by name; the phases come back in the order the runner goes through them.
+  const Evaluation python = parse_evaluation(json{{"verdict", "passed"},
+                                                  {"phases_ms", {{"timing", 30.5}, {"reference_load", 12.25},
+                                                                 {"verification", 8.0}, {"zz_new", 1.0},
+                                                                 {"candidate_start", 0}, {"aa_new", 2.0}}}});
+  EXPECT_EQ(python.phases, (std::vector<PhaseTime>{{"reference_load", 12.25}, {"candidate_start", 0.0}, {"verification", 8.0},
+                                                   {"timing", 30.5}, {"aa_new", 2.0}, {"zz_new", 1.0}}));
+  const Evaluation native =
+      parse_evaluation(json{{"verdict", "failed"}, {"phases_ms", {{"time", 0.0}, {"verify", 95.0}, {"compile", 180.5}}}});
+  EXPECT_EQ(native.phases, (std::vector<PhaseTime>{{"compile", 180.5}, {"verify", 95.0}, {"time", 0.0}}));
+  EXPECT_TRUE(parse_evaluation(json{{"verdict", "passed"}}).phases.empty());
+  EXPECT_TRUE(parse_evaluation(json{{"verdict", "passed"}, {"phases_ms", nullptr}}).phases.empty());
+}
+
+TEST(JobResultsTest, MalformedPhasesAreIgnoredNotFatal) {
+  // Timing is a detail: a value that is no number of milliseconds is left out, the verdict stands.
+  const Evaluation evaluation = parse_evaluation(
+      json{{"verdict", "passed"},
+           {"phases_ms", {{"timing", "slow"}, {"verification", nullptr}, {"calibration", true}, {"baselines", -3.0},
+                          {"second_shape", {{"ms", 1}}}, {"candidate_load", json::array({1})}, {"kernelbench", 4.5}}}});
+  EXPECT_TRUE(evaluation.passed());
+  EXPECT_EQ(evaluation.phases, (std::vector<PhaseTime>{{"kernelbench", 4.5}}));
+  for (const json& odd : {json("12 ms"), json::array({1, 2}), json(7), json(false)}) {
+    const Evaluation e = parse_evaluation(json{{"verdict", "passed"}, {"phases_ms", odd}});
+    EXPECT_TRUE(e.passed()) << odd;
+    EXPECT_TRUE(e.phases.empty()) << odd;
+  }
+}
+
+TEST(JobResultsTest, ADeliveryCarriesItsEvaluationsPhases) {
+  const Delivery delivery = parse_delivery(json{
+      {"delivered_source", "src"},
+      {"evaluation", {{"verdict", "passed"}, {"phases_ms", {{"verification", 100.0}, {"kernelbench", 20.0}}}}}});
+  EXPECT_EQ(delivery.evaluation.phases, (std::vector<PhaseTime>{{"verification", 100.0}, {"kernelbench", 20.0}}));
+}
+
 TEST(JobResultsTest, CaptureKeepsTheGraphOrNull) {
   const json graph = {{"method", "fx"}, {"nodes", json::array()}};
   const CaptureResult captured = parse_capture(json{{"graph", graph}, {"pid", 12}});
