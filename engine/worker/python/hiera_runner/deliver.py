@@ -34,6 +34,10 @@ rewrites the candidate so (the rewrite needs the standard library only):
   rt.pointer the C type they name (each argument is an 8-byte slot, zero
   past its value, that the kernel's parameter is read from).
 
+The generated text is in templates/: the rt-compatible object
+(nvrtc_shim.py.tmpl), the argument types it shares with nvrtc_runtime
+(scalars.py.tmpl) and the C++ launch helper (launch_prelude.cu.tmpl).
+
 A candidate that does not use nvrtc_runtime is delivered unchanged. One whose
 kernels cannot be resolved before it runs (a source built at run time, an
 f-string, a name chosen in a loop), that uses the runtime other than through
@@ -44,13 +48,16 @@ of hiera, is refused with a DeliverError saying why.
 import ast
 import hashlib
 import re
+import string
+import textwrap
 
+from . import templates
 from .jsonrpc import INVALID_PARAMS, RpcError
+from .nvrtc_runtime import SCALAR_TYPES  # the argument types (templates/scalars.py.tmpl)
 
 SHIM = "_nvrtc_runtime"  # the name of the rt-compatible object in a delivered module
 RUNTIME_MODULE = "hiera_runner.nvrtc_runtime"
-# nvrtc_runtime's names that have a delivered form.
-SCALAR_TYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64", "pointer")
+# nvrtc_runtime's names that have a delivered form: compile and the argument types.
 SUPPORTED = ("compile",) + SCALAR_TYPES
 
 
@@ -440,430 +447,16 @@ def cuda_flags(options, line=None):
 
 
 # --- the generated code ------------------------------------------------------------------------
+# Its text is in templates/ (see templates/__init__.py); here it is filled in.
 
 # Compiled before each kernel source: the headers and the launch helper (which
 # does not depend on the kernel), then `#line` so that nvcc's messages give the
 # kernel source's own line numbers, as NVRTC's did.
-CUDA_PRELUDE = r"""#include <cstring>
-#include <utility>
-#include <vector>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
+CUDA_PRELUDE = templates.text("launch_prelude.cu.tmpl") + '#line 1 "kernel.cu"'  # the next line is the kernel's 1
 
-namespace nvrtc_launch {
-// A kernel argument as nvrtc_runtime passes it: its C value at the start of an
-// 8-byte slot, the rest zero; the kernel's parameter is read from those bytes.
-union Slot { uint64_t u64; int64_t i64; uint32_t u32; int32_t i32; double f64; float f32; bool b; void* p; };
-enum Kind : int64_t { TENSOR, NULL_POINTER, POINTER, INT32, INT64, UINT32, UINT64, FLOAT32, FLOAT64, BOOL };
-
-template <typename T>
-T read(const Slot& slot) {
-  static_assert(sizeof(T) <= sizeof(Slot), "a kernel parameter over 8 bytes cannot be passed from Python");
-  T value;
-  std::memcpy(&value, &slot, sizeof(T));
-  return value;
-}
-
-template <typename... P, size_t... I>
-void launch_slots(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream,
-                  const Slot* slots, std::index_sequence<I...>) {
-  (void)slots;
-  kernel<<<grid, block, shared_mem, stream>>>(read<P>(slots[I])...);
-}
-
-// Packs the arguments, then launches on torch's current stream of the device
-// (or the stream given), the kernel's parameter types deduced from its address.
-template <typename... P>
-int64_t launch(void (*kernel)(P...), const char* name, int64_t device, const std::vector<int64_t>& dims,
-            int64_t shared_mem, int64_t stream, const std::vector<int64_t>& kinds,
-            const std::vector<at::Tensor>& tensors, const std::vector<int64_t>& ints,
-            const std::vector<double>& floats) {
-  // A wrong count is answered, not thrown: the shim raises it in Python.
-  if (kinds.size() != sizeof...(P)) return static_cast<int64_t>(sizeof...(P));
-  TORCH_CHECK(dims.size() == 6, "grid and block need 3 dimensions each");
-  std::vector<Slot> slots(kinds.size() + 1);
-  std::memset(slots.data(), 0, slots.size() * sizeof(Slot));
-  size_t t = 0, i = 0, f = 0;
-  for (size_t k = 0; k < kinds.size(); ++k) {
-    Slot& s = slots[k];
-    switch (kinds[k]) {
-      case TENSOR: {
-        const at::Tensor& x = tensors.at(t++);
-        TORCH_CHECK(x.is_cuda(), "argument ", k, " of ", name, " is a tensor on ", x.device(),
-                    "; kernels take CUDA tensors");
-        s.p = x.data_ptr();
-        break;
-      }
-      case NULL_POINTER: s.p = nullptr; break;
-      case POINTER: case UINT64: s.u64 = static_cast<uint64_t>(ints.at(i++)); break;
-      case INT32: s.i32 = static_cast<int32_t>(ints.at(i++)); break;
-      case INT64: s.i64 = ints.at(i++); break;
-      case UINT32: s.u32 = static_cast<uint32_t>(ints.at(i++)); break;
-      case FLOAT32: s.f32 = static_cast<float>(floats.at(f++)); break;
-      case FLOAT64: s.f64 = floats.at(f++); break;
-      case BOOL: s.b = ints.at(i++) != 0; break;
-      default: TORCH_CHECK(false, "argument ", k, " of ", name, " has an unknown kind ", kinds[k]);
-    }
-  }
-  const auto index = static_cast<c10::DeviceIndex>(device);
-  const c10::cuda::CUDAGuard guard(index);
-  const cudaStream_t launch_stream = stream == -1 ? at::cuda::getCurrentCUDAStream(index).stream()
-                                                  : reinterpret_cast<cudaStream_t>(static_cast<intptr_t>(stream));
-  if (shared_mem > 48 * 1024) {
-    // Over 48 KiB of dynamic shared memory must be opted into per function.
-    C10_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_mem)));
-  }
-  launch_slots(kernel, dim3(dims[0], dims[1], dims[2]), dim3(dims[3], dims[4], dims[5]),
-               static_cast<size_t>(shared_mem), launch_stream, slots.data(), std::index_sequence_for<P...>{});
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return -1;
-}
-}  // namespace nvrtc_launch
-""" + '#line 1 "kernel.cu"'  # the next line, the kernel source's first, is its line 1
-
-# The rt-compatible object. Plain Python over torch; load_inline is imported
-# when a kernel is first compiled, so the module imports on any machine.
-SHIM_CODE = r'''# --- nvrtc_runtime, standalone ----------------------------------------------------
-# This module's CUDA kernels were compiled with NVRTC while it was optimized; here
-# each kernel source is built once, on first use: with torch's own NVRTC where the
-# installed torch has it (torch.cuda._utils, torch >= 2.8: well under a second), else
-# by torch.utils.cpp_extension's load_inline with a generated C++ launcher per kernel
-# (nvcc, about a minute cold). The calls are unchanged:
-# k = rt.compile(source, name, options); k(grid, block, *args, shared_mem=0, stream=None)
-# launches on torch's current CUDA stream; a tensor passes its data pointer, an int an
-# int32, a float a float32, and rt.int64(v), rt.float64(v), ... the C type they name.
-import ctypes as _nvrtc_ctypes
-import hashlib as _nvrtc_hashlib
-import struct as _nvrtc_struct
-
-import torch as _nvrtc_torch
-
-
-class _NvrtcRuntime(object):
-    TENSOR, NULL_POINTER, POINTER, INT32, INT64, UINT32, UINT64, FLOAT32, FLOAT64, BOOL = range(10)
-    # nvcc defines these for torch extensions, NVRTC does not: fp16/bf16 kernels compile as they did.
-    NVCC_FLAGS = ("-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
-                  "-U__CUDA_NO_HALF2_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__")
-    LAUNCHER = ("int64_t %s(int64_t device, std::vector<int64_t> dims, int64_t shared_mem, int64_t stream, "
-                "std::vector<int64_t> kinds, std::vector<at::Tensor> tensors, std::vector<int64_t> ints, "
-                "std::vector<double> floats)")
-    LAUNCH = (" {\n  return nvrtc_launch::launch(&%s, \"%s\", device, dims, shared_mem, stream, kinds, tensors, ints, "
-              "floats);\n}\n")
-    PRELUDE = @PRELUDE@
-
-    class _Scalar(object):
-        kind = lo = hi = None
-
-        def __init__(self, value):
-            if self.lo is not None and not (self.lo <= int(value) <= self.hi):
-                raise OverflowError("%d does not fit in %s" % (value, type(self).__name__))
-            self.value = value
-
-        def __repr__(self):
-            return "%s(%r)" % (type(self).__name__, self.value)
-
-    class int32(_Scalar):
-        kind, lo, hi = 3, -(1 << 31), (1 << 31) - 1
-
-    class int64(_Scalar):
-        kind, lo, hi = 4, -(1 << 63), (1 << 63) - 1
-
-    class uint32(_Scalar):
-        kind, lo, hi = 5, 0, (1 << 32) - 1
-
-    class uint64(_Scalar):
-        kind, lo, hi = 6, 0, (1 << 64) - 1
-
-    class float32(_Scalar):
-        kind = 7
-
-    class float64(_Scalar):
-        kind = 8
-
-    class pointer(_Scalar):
-        kind = 2
-
-    class Kernel(object):
-        def __init__(self, name, launch, device_index):
-            self.name = name
-            self.device_index = device_index
-            self._launch = launch
-
-        def __call__(self, grid, block, *args, **kwargs):
-            shared_mem = int(kwargs.pop("shared_mem", 0))
-            stream = kwargs.pop("stream", None)
-            if kwargs:
-                raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
-            dims = self.dims(grid, "grid") + self.dims(block, "block")
-            kinds, tensors, ints, floats = self.pack(args)
-            handle = -1 if stream is None else stream if isinstance(stream, int) else stream.cuda_stream
-            arity = self._launch(self.device_index, dims, shared_mem, handle, kinds, tensors, ints, floats)
-            if arity >= 0:
-                raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
-
-        def __repr__(self):
-            return "<delivered kernel %s on cuda:%d>" % (self.name, self.device_index)
-
-        @staticmethod
-        def dims(value, what):
-            if isinstance(value, int):
-                value = (value,)
-            value = tuple(int(v) for v in value)
-            if not 1 <= len(value) <= 3 or any(v < 1 for v in value):
-                raise ValueError("%s must be a positive int or a tuple of 1 to 3 positive ints, not %r"
-                                 % (what, value))
-            return list(value + (1,) * (3 - len(value)))
-
-        @staticmethod
-        def pack(args):
-            # As nvrtc_runtime passes them: a kind per argument, the values by type.
-            rt = _NvrtcRuntime
-            kinds, tensors, ints, floats = [], [], [], []
-            for index, arg in enumerate(args):
-                if isinstance(arg, rt._Scalar):
-                    kind, value = arg.kind, arg.value
-                    if kind == rt.POINTER and value is None:
-                        value = 0
-                elif isinstance(arg, _nvrtc_ctypes._SimpleCData):
-                    raw = bytes(arg)
-                    if len(raw) > 8:
-                        raise TypeError("argument %d: a %s is over 8 bytes" % (index, type(arg).__name__))
-                    kind, value = rt.UINT64, int.from_bytes(raw.ljust(8, b"\0"), "little")
-                elif arg is None:
-                    kinds.append(rt.NULL_POINTER)
-                    continue
-                elif isinstance(arg, bool):
-                    kind, value = rt.BOOL, int(arg)
-                elif isinstance(arg, int):
-                    if not (-(1 << 31) <= arg < (1 << 31)):
-                        raise OverflowError("argument %d: %d does not fit in int32 (plain ints are passed as "
-                                            "int32); wrap it: rt.int64(v)" % (index, arg))
-                    kind, value = rt.INT32, arg
-                elif isinstance(arg, float):
-                    kind, value = rt.FLOAT32, arg
-                elif isinstance(arg, _nvrtc_torch.Tensor):
-                    if not arg.is_cuda:
-                        raise TypeError("argument %d is a tensor on %s; kernels take CUDA tensors (move it with "
-                                        ".cuda())" % (index, arg.device))
-                    kinds.append(rt.TENSOR)
-                    tensors.append(arg)
-                    continue
-                else:
-                    iface = getattr(arg, "__cuda_array_interface__", None)
-                    if not (isinstance(iface, dict) and "data" in iface):
-                        raise TypeError("argument %d: cannot pass a %s to a kernel (tensors, int, float, bool, None, "
-                                        "or rt.int64/float64/... wrappers)" % (index, type(arg).__name__))
-                    kind, value = rt.POINTER, iface["data"][0]
-                kinds.append(kind)
-                if kind in (rt.FLOAT32, rt.FLOAT64):
-                    floats.append(float(value))
-                else:
-                    value = int(value)
-                    ints.append(value - (1 << 64) if value >= (1 << 63) else value)
-            return kinds, tensors, ints, floats
-
-    class TorchNvrtcKernel(object):
-        # A kernel compiled by torch's NVRTC, launched through the driver torch loaded,
-        # each argument in the C type nvrtc_runtime gives it.
-        # A launch's parameters in one buffer: the void*[], then an 8-byte slot per argument,
-        # written by one struct.pack_into (a ctypes object per argument cost 30 to 50 microseconds
-        # of CPU a launch). The layout is made once per argument types; the buffer is the launch's
-        # own, since the driver reads it with the GIL released.
-        SLOTS = {0: "Q", 1: "Q", 2: "Q", 3: "i4x", 4: "q", 5: "I4x", 6: "Q", 7: "f4x", 8: "d", 9: "?7x"}
-        AS_IS, TENSOR, SCALAR, NULL, RAW = range(5)
-
-        def __init__(self, name, function, device_index):
-            self.name = name
-            self.device_index = device_index
-            self._function = function
-            self._shared_limit = 48 * 1024
-            self._layouts = {}
-
-        def _layout(self, args):
-            rt = _NvrtcRuntime
-            kinds = rt.Kernel.pack(args)[0]  # refuses what cannot be passed, with the argument's index
-            arity = self.arity(self.driver())
-            if arity is not None and arity != len(args):
-                raise RuntimeError("kernel %s takes %d arguments, not %d" % (self.name, arity, len(args)))
-            readers = []
-            for arg, kind in zip(args, kinds):
-                if kind == rt.TENSOR:
-                    readers.append(self.TENSOR)
-                elif kind == rt.NULL_POINTER:
-                    readers.append(self.NULL)
-                elif isinstance(arg, rt._Scalar):
-                    readers.append(self.SCALAR)
-                elif isinstance(arg, (bool, int, float)):
-                    readers.append(self.AS_IS)
-                else:  # ctypes values, __cuda_array_interface__: as pack reads them
-                    readers.append(self.RAW)
-            n = len(kinds)
-            fmt = "<" + "Q" * n + "".join(self.SLOTS[k] for k in kinds)
-            return tuple(readers), fmt, max(1, 2 * n), tuple(8 * (n + i) for i in range(n))
-
-        def __call__(self, grid, block, *args, **kwargs):
-            rt = _NvrtcRuntime
-            shared_mem = int(kwargs.pop("shared_mem", 0)) if kwargs else 0
-            stream = kwargs.pop("stream", None) if kwargs else None
-            if kwargs:
-                raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
-            g = (grid, 1, 1) if type(grid) is int and grid > 0 else rt.Kernel.dims(grid, "grid")
-            b = (block, 1, 1) if type(block) is int and block > 0 else rt.Kernel.dims(block, "block")
-            key = tuple(map(type, args))
-            layout = self._layouts.get(key)
-            if layout is None:
-                layout = self._layouts[key] = self._layout(args)
-            readers, fmt, words, offsets = layout
-            values = []
-            for reader, arg in zip(readers, args):  # 0..4: AS_IS, TENSOR, SCALAR, NULL, RAW
-                if reader == 0:
-                    values.append(arg)
-                elif reader == 1:
-                    if not arg.is_cuda:
-                        raise TypeError("argument %d is a tensor on %s; kernels take CUDA tensors (move it with "
-                                        ".cuda())" % (len(values), arg.device))
-                    values.append(arg.data_ptr())
-                elif reader == 2:
-                    values.append(0 if arg.value is None else arg.value)
-                elif reader == 3:
-                    values.append(0)
-                else:
-                    ints = rt.Kernel.pack([arg])[2]
-                    values.append(ints[0] % (1 << 64))
-            params = (_nvrtc_ctypes.c_uint64 * words)()
-            base = _nvrtc_ctypes.addressof(params)
-            try:
-                _nvrtc_struct.pack_into(fmt, params, 0, *[base + o for o in offsets], *values)
-            except _nvrtc_struct.error:
-                rt.Kernel.pack(args)  # an int outside its C type: refused with pack's message
-                raise
-            if shared_mem > self._shared_limit:  # over 48 KiB of dynamic shared memory is opted into
-                self._check(self.driver().cuFuncSetAttribute(self._function, 8, shared_mem), "cuFuncSetAttribute")
-                self._shared_limit = shared_mem
-            handle = (self._raw_stream(self.device_index) if stream is None else
-                      stream if isinstance(stream, int) else stream.cuda_stream)
-            result = self._DRIVER["launch"](self._function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem, handle,
-                                            base, None)
-            if result != 0:
-                self._check(result, "cuLaunchKernel(%s, grid=%s, block=%s)" % (self.name, g, b))
-
-        @staticmethod
-        def _raw_stream(device_index):
-            raw = getattr(_nvrtc_torch._C, "_cuda_getCurrentRawStream", None)  # one C call where torch has it
-            return raw(device_index) if raw is not None else _nvrtc_torch.cuda.current_stream(device_index).cuda_stream
-
-        # Looked up once per getter: torch opens the driver library anew on each
-        # call and cuLaunchKernel is then resolved again, tens of microseconds a
-        # launch that a fast kernel (0.2 ms) no longer hides behind the GPU's work.
-        _DRIVER = {}
-
-        @classmethod
-        def driver(cls):
-            getter = _nvrtc_torch.cuda._utils._get_gpu_runtime_library
-            if cls._DRIVER.get("getter") is not getter:
-                lib = getter()
-                launch = lib.cuLaunchKernel
-                if isinstance(launch, _nvrtc_ctypes._CFuncPtr):
-                    # A prototype of our own (torch's function object keeps the argtypes torch gave it):
-                    # ints convert in C, with no ctypes object made per argument.
-                    c = _nvrtc_ctypes
-                    prototype = c.CFUNCTYPE(c.c_int, c.c_void_p, c.c_uint, c.c_uint, c.c_uint, c.c_uint, c.c_uint,
-                                            c.c_uint, c.c_uint, c.c_void_p, c.c_void_p, c.c_void_p)
-                    launch = prototype(c.cast(launch, c.c_void_p).value)
-                cls._DRIVER.update(getter=getter, lib=lib, launch=launch)
-            return cls._DRIVER["lib"]
-
-        def arity(self, lib):
-            # The kernel's parameter count from the driver (cuFuncGetParamInfo, CUDA 12.4+):
-            # a wrong count is refused here rather than read as garbage by the kernel.
-            if not hasattr(self, "_arity"):
-                self._arity = None
-                query = getattr(lib, "cuFuncGetParamInfo", None)
-                if query is not None:
-                    offset, size, count = _nvrtc_ctypes.c_size_t(), _nvrtc_ctypes.c_size_t(), 0
-                    while count < 4096 and query(self._function, _nvrtc_ctypes.c_size_t(count),
-                                                 _nvrtc_ctypes.byref(offset), _nvrtc_ctypes.byref(size)) == 0:
-                        count += 1
-                    self._arity = count
-            return self._arity
-
-        @staticmethod
-        def _check(result, what):
-            if result != 0:
-                raise RuntimeError("CUDA error %d: %s failed" % (result, what))
-
-        def __repr__(self):
-            return "<delivered kernel %s on cuda:%d (torch NVRTC)>" % (self.name, self.device_index)
-
-    @staticmethod
-    def torch_nvrtc():
-        """True when the installed torch compiles kernels with NVRTC itself."""
-        utils = getattr(_nvrtc_torch.cuda, "_utils", None)
-        return all(hasattr(utils, f) for f in ("_nvrtc_compile", "_cuda_load_module", "_get_gpu_runtime_library"))
-
-    def __init__(self, extensions):
-        # One load_inline build per kernel source and options:
-        # (sha256 of the source, options, their nvcc flags, [(kernel name, launcher)]).
-        self._extensions = extensions
-        self._index = {(sha, name, tuple(options)): (i, launcher)
-                       for i, (sha, options, _, kernels) in enumerate(extensions) for name, launcher in kernels}
-        self._modules = {}
-        self._ready = {}
-
-    def compile(self, source, name, options=()):
-        key = (_nvrtc_hashlib.sha256(source.encode()).hexdigest(), name, tuple(options))
-        entry = self._index.get(key)
-        if entry is None:
-            raise RuntimeError("kernel %r (options %r, source sha256 %s) is not one this module was delivered "
-                               "with: %s" % (name, tuple(options), key[0], sorted(k[1] for k in self._index)))
-        if not _nvrtc_torch.cuda.is_available():
-            raise RuntimeError("compiling kernel %r needs a CUDA device, and torch sees none" % name)
-        device_index = _nvrtc_torch.cuda.current_device()
-        kernel = self._ready.get((key, device_index))
-        if kernel is None:
-            if self.torch_nvrtc():
-                from torch.cuda import _utils
-                # torch targets this device's architecture itself: an explicit one would clash.
-                kept = [o for o in options if not o.startswith(("-arch", "--gpu-architecture"))]
-                # torch adds its extension flags, which turn the half and bfloat16 conversions off; the kernels
-                # were optimized without them, so they get them back here, as load_inline's build does.
-                kept = list(self.NVCC_FLAGS) + kept
-                ptx, mangled = _utils._nvrtc_compile(source, name, None, None, kept or None)
-                loaded = _utils._cuda_load_module(ptx, [mangled])[mangled]
-                kernel = self.TorchNvrtcKernel(name, loaded.func, device_index)
-                kernel._module = loaded  # keeps the module loaded as long as the kernel lives
-            else:
-                module = self._build(entry[0], source)
-                kernel = self.Kernel(name, getattr(module, entry[1]), device_index)
-            self._ready[(key, device_index)] = kernel
-        return kernel
-
-    def _build(self, index, source):
-        if index not in self._modules:
-            from torch.utils.cpp_extension import load_inline
-            _, _, flags, kernels = self._extensions[index]
-            flags = list(self.NVCC_FLAGS) + list(flags)
-            if not any("arch" in f for f in flags):  # this GPU's architecture, as NVRTC compiled for
-                major, minor = _nvrtc_torch.cuda.get_device_capability()
-                flags.append("-gencode=arch=compute_%d%d,code=sm_%d%d" % (major, minor, major, minor))
-            cpp = "".join(self.LAUNCHER % launcher + ";\n" for _, launcher in kernels)
-            cuda = "#line 1 \"launchers.cu\"\n" + "".join(self.LAUNCHER % launcher + self.LAUNCH % (name, name)
-                                                          for name, launcher in kernels)
-            digest = _nvrtc_hashlib.sha256("\0".join([self.PRELUDE, source, cpp, cuda] + flags).encode())
-            self._modules[index] = load_inline(
-                name="nvrtc_kernels_" + digest.hexdigest()[:16], cpp_sources=[cpp],
-                cuda_sources=[self.PRELUDE, source, cuda], functions=[launcher for _, launcher in kernels],
-                extra_cuda_cflags=flags, verbose=False)
-        return self._modules[index]
-
-
-_nvrtc_runtime = _NvrtcRuntime([
-@EXTENSIONS@
-])
-# --- end of nvrtc_runtime, standalone ------------------------------------------------
-'''
+# The rt-compatible object, with nvrtc_runtime's argument types (their one definition) inside it.
+SHIM_TEMPLATE = string.Template(templates.text("nvrtc_shim.py.tmpl"))
+SCALARS_CODE = templates.text("scalars.py.tmpl")
 
 
 def _py_str(text):
@@ -899,7 +492,8 @@ def _shim(kernels):
         pairs = [(use.name, _launcher_name(use.name, taken)) for use in uses]
         entries.append("    (%r,\n     %r, %r,\n     %r)," % (hashlib.sha256(source.encode()).hexdigest(), options,
                                                          cuda_flags(options), pairs))
-    return SHIM_CODE.replace("@PRELUDE@", _py_str(CUDA_PRELUDE)).replace("@EXTENSIONS@", "\n".join(entries))
+    return SHIM_TEMPLATE.substitute(prelude=_py_str(CUDA_PRELUDE), scalars=textwrap.indent(SCALARS_CODE, "    "),
+                                    extensions="\n".join(entries))
 
 
 # --- the rewrite --------------------------------------------------------------------------------

@@ -75,58 +75,38 @@ def parse_log(log):
 # --- argument packing ------------------------------------------------------------
 
 
-class _Scalar(object):
-    """A kernel argument of an explicit C type: int64(v), float64(v), ..."""
-    ctype = None
-    slot = None  # its struct code in an 8-byte parameter slot
-    lo = hi = None
-
-    def __init__(self, value):
-        if self.lo is not None and not (self.lo <= int(value) <= self.hi):
-            raise OverflowError("%d does not fit in %s" % (value, type(self).__name__))
-        self.value = value
-
-    def to_ctype(self):
-        return self.ctype(self.value)
-
-    def __repr__(self):
-        return "%s(%r)" % (type(self).__name__, self.value)
+# The argument types' one definition is templates/scalars.py.tmpl, which a
+# delivered module's runtime (deliver.py) is made of too: the same names,
+# ranges, messages and kinds there as here. Added here what only this runtime
+# uses: the ctypes type of each and its struct code in an 8-byte parameter slot.
+SCALAR_TYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64", "pointer")
 
 
-class int32(_Scalar):
-    slot = "i4x"
-    ctype, lo, hi = ctypes.c_int32, -(1 << 31), (1 << 31) - 1
+def _scalar_classes():
+    from . import templates
+    namespace = {"__name__": __name__}
+    exec(compile(templates.read("scalars.py.tmpl"), templates.path("scalars.py.tmpl"), "exec"), namespace)
+    return tuple(namespace[n] for n in ("_Scalar",) + SCALAR_TYPES)
 
 
-class int64(_Scalar):
-    slot = "q"
-    ctype, lo, hi = ctypes.c_int64, -(1 << 63), (1 << 63) - 1
+_Scalar, int32, int64, uint32, uint64, float32, float64, pointer = _scalar_classes()
+_Scalar.__doc__ = "A kernel argument of an explicit C type: int64(v), float64(v), ..."
+_Scalar.ctype = None
+_Scalar.slot = None  # its struct code in an 8-byte parameter slot
 
 
-class uint32(_Scalar):
-    slot = "I4x"
-    ctype, lo, hi = ctypes.c_uint32, 0, (1 << 32) - 1
+def _to_ctype(self):
+    return self.ctype(self.value)
 
 
-class uint64(_Scalar):
-    slot = "Q"
-    ctype, lo, hi = ctypes.c_uint64, 0, (1 << 64) - 1
-
-
-class float32(_Scalar):
-    slot = "f4x"
-    ctype = ctypes.c_float
-
-
-class float64(_Scalar):
-    slot = "d"
-    ctype = ctypes.c_double
-
-
-class pointer(_Scalar):
-    """A raw device address (an int) passed as a pointer."""
-    slot = "Q"
-    ctype = ctypes.c_void_p
+_Scalar.to_ctype = _to_ctype
+pointer.__doc__ = "A raw device address (an int) passed as a pointer."
+for _cls, _slot, _ctype in ((int32, "i4x", ctypes.c_int32), (int64, "q", ctypes.c_int64),
+                            (uint32, "I4x", ctypes.c_uint32), (uint64, "Q", ctypes.c_uint64),
+                            (float32, "f4x", ctypes.c_float), (float64, "d", ctypes.c_double),
+                            (pointer, "Q", ctypes.c_void_p)):
+    _cls.slot, _cls.ctype = _slot, _ctype
+del _cls, _slot, _ctype
 
 
 def pack_arg(arg, index=0):

@@ -6,9 +6,12 @@ builds and runs delivered kernels on a GPU."""
 
 import ast
 import ctypes
+import difflib
 import hashlib
 import inspect
+import os
 import struct
+import textwrap
 import types
 import unittest
 from unittest import mock
@@ -93,40 +96,37 @@ TWO_KERNELS = src('''
             return out + zeros.view_as(out).to(out.dtype)
 ''') % TWO_KERNELS_SRC
 
-# The exact delivered text of ONE_KERNEL: the import replaced by the standalone
-# runtime, everything else unchanged. The runtime's own text is deliver's
-# SHIM_CODE (ShimTest covers its behaviour); what is pinned here is what
-# belongs to this candidate: where it goes, its extension list, the rest.
-ONE_KERNEL_EXTENSIONS = """    ('08f1482c43d8aaefffbfe3a6b42882c913128c8bd616377b63295d370595bf15',
-     (), [],
-     [('scale', 'launch_scale')]),"""
-GOLDEN_ONE_KERNEL = (r"""import torch
-import torch.nn as nn
-""" +
-                     deliver.SHIM_CODE.replace("@PRELUDE@", deliver._py_str(deliver.CUDA_PRELUDE))
-                     .replace("@EXTENSIONS@", ONE_KERNEL_EXTENSIONS) +
-                     r"""rt = _nvrtc_runtime
+# The other import form: the runtime's members, one of them renamed.
+MEMBER_IMPORTS = src('''
+    import torch
+    from hiera_runner.nvrtc_runtime import compile as nvcompile, int64
+    SRC = "extern \\"C\\" __global__ void k(long long n) {}"
 
-KERNELS = r'''
-extern "C" __global__ void scale(float* out, const float* x, float a, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = a * x[i];
-}
-'''
+    class ModelNew(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.k = nvcompile(SRC, "k")
+
+        def forward(self, x):
+            self.k(1, 1, int64(x.numel()))
+            return x
+''')
+
+# The exact delivered text of these candidates, checked in under golden/ (the
+# standalone runtime from deliver's templates, each candidate's extension list,
+# the rest of its text unchanged). HIERA_UPDATE_FIXTURES=1 rewrites them from
+# the current output instead of comparing, for review in the diff.
+GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+GOLDEN_CANDIDATES = (("one_kernel", ONE_KERNEL), ("two_kernels", TWO_KERNELS), ("member_imports", MEMBER_IMPORTS))
 
 
-class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-        self.k = rt.compile(KERNELS, "scale")
+def golden_path(name):
+    return os.path.join(GOLDEN_DIR, "deliver_%s.py.golden" % name)
 
-    def forward(self, x):
-        y = self.lin(x).contiguous()
-        out = torch.empty_like(y)
-        self.k((y.numel() + 255) // 256, 256, out, y, 2.0, y.numel())
-        return out
-""")
+
+def golden(name):
+    with open(golden_path(name), encoding="utf-8", newline="") as f:
+        return f.read()
 
 
 def load(source, name="delivered_under_test"):
@@ -140,9 +140,32 @@ def model_class(source):
 
 
 class GoldenTest(unittest.TestCase):
-    def test_one_kernel_exact_text(self):
-        self.maxDiff = None
-        self.assertEqual(deliver.to_delivered(ONE_KERNEL), GOLDEN_ONE_KERNEL)
+    def test_delivered_text_is_the_golden_file_s(self):
+        update = bool(os.environ.get("HIERA_UPDATE_FIXTURES"))
+        for name, candidate in GOLDEN_CANDIDATES:
+            with self.subTest(name):
+                actual = deliver.to_delivered(candidate)
+                path = golden_path(name)
+                if update:
+                    os.makedirs(GOLDEN_DIR, exist_ok=True)
+                    with open(path, "w", encoding="utf-8", newline="") as f:
+                        f.write(actual)
+                self.assertTrue(os.path.exists(path), "missing %s (HIERA_UPDATE_FIXTURES=1 writes it)" % path)
+                expected = golden(name)
+                if actual != expected:
+                    diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
+                                                        path, "delivered", n=2))
+                    self.fail("the delivered text of %s differs from %s (HIERA_UPDATE_FIXTURES=1 rewrites "
+                              "it):\n%s" % (name, path, diff[:6000]))
+
+    def test_golden_files_hold_the_candidates_own_text(self):
+        # The golden text is the candidate with its import replaced and the runtime inserted above it.
+        text = golden("one_kernel")
+        self.assertTrue(text.startswith("import torch\nimport torch.nn as nn\n# --- nvrtc_runtime, standalone"))
+        self.assertIn("# --- end of nvrtc_runtime, standalone ---", text)
+        self.assertTrue(text.endswith(ONE_KERNEL.split("from hiera_runner import nvrtc_runtime as rt\n", 1)[1]))
+        self.assertIn("    ('08f1482c43d8aaefffbfe3a6b42882c913128c8bd616377b63295d370595bf15',\n     (), [],\n"
+                      "     [('scale', 'launch_scale')]),\n])\n", text)
 
     def test_pure_torch_candidate_is_delivered_as_is(self):
         for source in (fixtures.GOOD, fixtures.REFERENCE, "x = 1"):
@@ -196,20 +219,7 @@ class ShapeOfTheResultTest(unittest.TestCase):
         self.assertEqual(static_checks.check(deliver.to_delivered(TWO_KERNELS)), [])
 
     def test_other_import_forms(self):
-        members = src('''
-            import torch
-            from hiera_runner.nvrtc_runtime import compile as nvcompile, int64
-            SRC = "extern \\"C\\" __global__ void k(long long n) {}"
-
-            class ModelNew(torch.nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.k = nvcompile(SRC, "k")
-
-                def forward(self, x):
-                    self.k(1, 1, int64(x.numel()))
-                    return x
-        ''')
+        members = MEMBER_IMPORTS
         out = self.check(members)
         self.assertIn("\nnvcompile, int64 = _nvrtc_runtime.compile, _nvrtc_runtime.int64\n", out)
         self.assertEqual([k.name for k in deliver.analyse(members).kernels], ["k"])
@@ -494,6 +504,94 @@ class ShimTest(unittest.TestCase):
             k(1, 32, bogus=1)
 
 
+class ScalarTypesTest(unittest.TestCase):
+    """nvrtc_runtime's argument types and the delivered module's are one
+    definition (templates/scalars.py.tmpl): the same classes, ranges and bytes."""
+
+    SAMPLES = {
+        "int32": (-(1 << 31), -5, 0, 7, (1 << 31) - 1),
+        "int64": (-(1 << 63), -(1 << 40), 0, 3, (1 << 63) - 1),
+        "uint32": (0, 1, 0x89ABCDEF, (1 << 32) - 1),
+        "uint64": (0, 1, 1 << 63, (1 << 64) - 1),
+        "float32": (0.0, -2.5, 1e-3, 0.1, 3.4e38, float("inf")),
+        "float64": (0.0, 0.1, -1e300, 5e-324, float("-inf")),
+        "pointer": (0, 0x7F0000001000, (1 << 64) - 1, None),
+    }
+
+    def setUp(self):
+        self.R = delivered_two()._NvrtcRuntime
+
+    def test_the_same_names(self):
+        self.assertEqual(deliver.SCALAR_TYPES, rt.SCALAR_TYPES)
+        self.assertEqual(set(self.SAMPLES), set(rt.SCALAR_TYPES))
+        delivered = [n for n, v in vars(self.R).items()
+                     if isinstance(v, type) and issubclass(v, self.R._Scalar) and v is not self.R._Scalar]
+        self.assertEqual(delivered, list(rt.SCALAR_TYPES))
+        for name in rt.SCALAR_TYPES:
+            self.assertIn(name, rt.__all__)
+            self.assertTrue(issubclass(getattr(rt, name), rt._Scalar))
+            self.assertEqual(getattr(rt, name).__module__, "hiera_runner.nvrtc_runtime")
+
+    def test_the_same_definition(self):
+        def own(cls):
+            skip = ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__")
+            return {k: v for k, v in vars(cls).items() if k not in skip}
+
+        def same(a, b):
+            if isinstance(a, types.FunctionType):
+                return isinstance(b, types.FunctionType) and (a.__code__.co_code, a.__code__.co_consts) == \
+                    (b.__code__.co_code, b.__code__.co_consts)
+            return a == b
+
+        for name in ("_Scalar",) + rt.SCALAR_TYPES:
+            ours, theirs = own(getattr(self.R, name)), own(getattr(rt, name))
+            for attribute, value in ours.items():  # nvrtc_runtime adds ctype, slot, to_ctype
+                self.assertIn(attribute, theirs, name)
+                self.assertTrue(same(value, theirs[attribute]), (name, attribute))
+            self.assertEqual(getattr(self.R, name).kind, getattr(rt, name).kind)
+
+    def test_the_same_bytes_on_sample_values(self):
+        R = self.R
+        for name, values in self.SAMPLES.items():
+            for value in values:
+                with self.subTest(type=name, value=value):
+                    ours, theirs = getattr(R, name)(value), getattr(rt, name)(value)
+                    self.assertEqual(repr(ours), repr(theirs))
+                    # The load_inline launcher's slot (from the packed kinds and values).
+                    kinds, tensors, ints, floats = R.Kernel.pack([ours])
+                    launcher = slot_bytes(kinds[0], ints, floats)
+                    # nvrtc_runtime's ctypes object, padded to the 8-byte slot.
+                    held = bytes(rt.pack_arg(theirs)).ljust(8, b"\0")
+                    # nvrtc_runtime's parameter block, and the delivered torch NVRTC path's.
+                    raw = 0 if value is None else value
+                    block = struct.pack("<" + theirs.slot, raw)
+                    torch_nvrtc = struct.pack("<" + R.TorchNvrtcKernel.SLOTS[ours.kind], raw)
+                    self.assertEqual(len(launcher), 8)
+                    self.assertEqual(launcher, held)
+                    self.assertEqual(block, held)
+                    self.assertEqual(torch_nvrtc, held)
+
+    def test_the_same_ranges(self):
+        for name in rt.SCALAR_TYPES:
+            lo, hi = getattr(rt, name).lo, getattr(rt, name).hi
+            self.assertEqual((lo, hi), (getattr(self.R, name).lo, getattr(self.R, name).hi))
+            if lo is None:
+                continue
+            for bad in (lo - 1, hi + 1):
+                with self.assertRaises(OverflowError) as ours:
+                    getattr(self.R, name)(bad)
+                with self.assertRaises(OverflowError) as theirs:
+                    getattr(rt, name)(bad)
+                self.assertEqual(str(ours.exception), str(theirs.exception))
+
+    def test_the_delivered_text_holds_the_template(self):
+        from hiera_runner import templates
+        out = deliver.to_delivered(ONE_KERNEL)
+        self.assertIn(textwrap.indent(templates.text("scalars.py.tmpl"), "    "), out)
+        self.assertNotIn("##", out)  # the templates' notes stay in the templates
+        self.assertNotIn("${", out)
+
+
 class TorchNvrtcShimTest(unittest.TestCase):
     """The shim where torch compiles with NVRTC itself (torch >= 2.8), without a
     GPU: torch.cuda._utils and the driver are replaced by recorders (the real
@@ -622,7 +720,7 @@ class DeliverJobTest(unittest.TestCase):
 
     def test_cuda_kernel_candidate_on_the_cpu_needs_a_gpu(self):
         result = self.call(3, fixtures.params(ONE_KERNEL))
-        self.assertEqual(result["delivered_source"], GOLDEN_ONE_KERNEL)
+        self.assertEqual(result["delivered_source"], golden("one_kernel"))
         evaluation = result["evaluation"]
         self.assertEqual(evaluation["verdict"], "failed")
         self.assertEqual(len(evaluation["failures"]), 1)
