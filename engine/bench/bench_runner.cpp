@@ -129,6 +129,9 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
       try {
         optimize::OptimizeOptions options = settings.optimize;
         options.target = optimize::load_target(problem.file.string());
+        for (const auto& b : settings.baselines) {
+          if (b != "eager") options.delivery_baselines.push_back(b);
+        }
         const optimize::OptimizeResult optimized = services_.optimize(
             options, [&](const optimize::OptimizeProgress& p) { tally.step(problem.id(), p); }, cancel);
         if (optimized.outcome == optimize::Outcome::Cancelled || cancel.cancelled()) {
@@ -138,7 +141,8 @@ BenchRun BenchRunner::run(const std::vector<Problem>& problems, const BenchSetti
         std::optional<eval::Evaluation> comparison;
         std::optional<double> measure_s;
         std::string comparison_error;
-        if (optimized.outcome != optimize::Outcome::Error) {
+        comparison = delivery_as_comparison(optimized, settings.baselines);
+        if (!comparison && optimized.outcome != optimize::Outcome::Error) {
           optimize::OptimizeProgress measuring;
           measuring.phase = "measure";
           measuring.message = "timing the delivered code side by side";

@@ -33,6 +33,16 @@ json comparison_task(const optimize::Target& target, const optimize::OptimizeRes
                               delivered ? result.best->delivered_source : target.reference_as_candidate(), candidate);
 }
 
+std::optional<eval::Evaluation> delivery_as_comparison(const optimize::OptimizeResult& result,
+                                                       const std::vector<std::string>& baselines) {
+  if (!result.improved() || !result.best->evaluation.passed() || !result.best->evaluation.timing) return std::nullopt;
+  const eval::Timing& t = *result.best->evaluation.timing;
+  for (const auto& b : baselines) {
+    if (b != "eager" && !t.baselines.count(b) && !t.baseline_errors.count(b)) return std::nullopt;
+  }
+  return result.best->evaluation;
+}
+
 eval::EvaluateOptions comparison_options(const optimize::OptimizeOptions& options, const std::vector<std::string>& baselines,
                                          const CancellationToken& cancel) {
   eval::EvaluateOptions o;

@@ -26,6 +26,11 @@ nlohmann::json comparison_task(const optimize::Target& target, const optimize::O
 // torch.compile and for building the delivered kernels, and the baselines
 // other than eager (which is the reference side itself); KernelBench's criterion
 // too when options.target is a PyTorch module.
+// The delivered form's own evaluation when it timed every baseline asked for (the
+// optimizer's delivery_baselines): the side-by-side measurement needs no job of its own.
+std::optional<eval::Evaluation> delivery_as_comparison(const optimize::OptimizeResult& result,
+                                                       const std::vector<std::string>& baselines);
+
 eval::EvaluateOptions comparison_options(const optimize::OptimizeOptions& options, const std::vector<std::string>& baselines,
                                          const CancellationToken& cancel);
 

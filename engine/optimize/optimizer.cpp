@@ -661,6 +661,7 @@ OptimizeResult Optimizer::run(const OptimizeOptions& options, const ProgressCall
       o.timeout = std::max<std::chrono::milliseconds>(o.timeout, std::chrono::minutes(10));
       // KernelBench's own criterion beside hiera's verdict, for the report (PyTorch modules: its format).
       o.kernelbench = target.kind == spec::TargetKind::Pytorch;
+      o.baselines = options.delivery_baselines;
       BestResult best;
       best.candidate = candidate;
       const json task = candidate_task(spec, reference_source, candidate.source, candidate.kernel, device);

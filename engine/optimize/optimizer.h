@@ -45,6 +45,9 @@ struct OptimizeOptions {
   // Stop after the reference's baseline, profile and plan (no op graph, no
   // candidates): what an editor's "profile" asks. Ends NoImprovement.
   bool measure_only = false;
+  // Baselines timed beside the delivered form ("compile"): the bench's side-by-side
+  // measurement is then the delivery's own, not a second job of the same checks.
+  std::vector<std::string> delivery_baselines;
 };
 
 // Defaults when neither the options nor the spec give them.

@@ -96,6 +96,10 @@ class Server(object):
         if engine is not None and _major_minor(engine) != _major_minor(WORKER_VERSION):
             raise RpcError(INVALID_REQUEST, "engine version %s is not compatible with worker version %s"
                            % (engine, WORKER_VERSION))
+        if torch.cuda.is_available():
+            # The first job's candidate process starts now, while the engine probes and plans.
+            from . import isolation
+            isolation.prepare_spare(device.select({"device": "cuda"}))
         return {"worker_version": WORKER_VERSION, "python": sys.executable, "torch": torch.__version__,
                 "cuda": torch.cuda.is_available(), "device": device.describe()}
 

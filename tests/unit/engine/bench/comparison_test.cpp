@@ -90,6 +90,25 @@ TEST(ComparisonResult, TheKernelBenchVerdictIsTheSideBySideJobsElseTheDeliveredF
             std::nullopt);
 }
 
+TEST(DeliveryAsComparison, TheDeliveredFormsEvaluationServesWhenItTimedEveryBaseline) {
+  optimize::OptimizeResult r = optimized(true);
+  EXPECT_FALSE(delivery_as_comparison(r, {"eager", "compile"}).has_value());  // compile was not timed
+  r.best->evaluation.timing->baselines["compile"] = r.best->evaluation.timing->candidate;
+  const auto reused = delivery_as_comparison(r, {"eager", "compile"});
+  ASSERT_TRUE(reused.has_value());
+  EXPECT_DOUBLE_EQ(reused->timing->speedup, r.best->evaluation.timing->speedup);
+  EXPECT_TRUE(reused->timing->baselines.count("compile"));
+  // A baseline that could not be timed is an answer too: its reason is reported.
+  r.best->evaluation.timing->baselines.clear();
+  r.best->evaluation.timing->baseline_errors["compile"] = "torch.compile raised";
+  EXPECT_TRUE(delivery_as_comparison(r, {"compile"}).has_value());
+  EXPECT_TRUE(delivery_as_comparison(optimized(true), {"eager"}).has_value());
+}
+
+TEST(DeliveryAsComparison, NothingDeliveredNeedsTheSideBySideJob) {
+  EXPECT_FALSE(delivery_as_comparison(optimized(false), {"eager"}).has_value());
+}
+
 TEST(ComparisonPlanBound, SumsTheRegionsBounds) {
   EXPECT_EQ(plan_bound_ms(optimized(false).plan), 0.5);
   EXPECT_EQ(plan_bound_ms(json{{"regions", {{{"bound_ms", 0.0}}}}}), std::nullopt);  // no work counted anywhere
