@@ -97,6 +97,19 @@ void PythonRunner::start() {
   reader_ = protocol::FrameReader();
 }
 
+void PythonRunner::warm_up(const std::string& engine_version) {
+  if (child_) return;
+  try {
+    start();
+  } catch (const std::exception& e) {
+    std::cerr << "hiera-worker: the Python runner could not start ahead of its first job: " << e.what() << "\n";
+    return;  // the first job starts it again and reports why it cannot
+  }
+  const json params = {{"engine_version", engine_version}};
+  const json request = protocol::to_json(protocol::Request{protocol::RequestId(next_id_++), "hello", params});
+  if (!write_all(protocol::FrameWriter::encode(protocol::dump_json(request)))) stop_runner(std::chrono::milliseconds(0));
+}
+
 bool PythonRunner::write_all(std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(to_runner_, bytes.data(), bytes.size());

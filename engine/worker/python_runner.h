@@ -45,6 +45,10 @@ class PythonRunner {
   // Sends one request (starting the runner if needed) and waits for its
   // response: the whole JSON-RPC response message, or why there is none.
   std::variant<nlohmann::json, RunnerDied> call(const std::string& method, const nlohmann::json& params);
+  // Starts the runner and sends it hello without waiting for the answer (call()
+  // skips it): torch's import and the first candidate process's start then overlap
+  // the engine's device probe instead of delaying the first PyTorch job.
+  void warm_up(const std::string& engine_version);
   // Stops the runner (a shutdown request, then EOF, then SIGKILL).
   void stop();
   const PythonEnvironment& environment() const { return environment_; }

@@ -113,6 +113,10 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
     const PythonEnvironment& python = s.python_environment();
     if (!s.torch) s.torch = torch_version(python.python);
     result["pytorch"] = *s.torch ? json{{"python", python.python}, {"torch", **s.torch}} : json(nullptr);
+    if (device && *s.torch && !s.runner) {
+      s.runner = std::make_unique<PythonRunner>(python);
+      s.runner->warm_up(kVersion);
+    }
     return result;
   }
 
