@@ -124,6 +124,11 @@ Evaluation parse_evaluation(const json& result) {
       trial.max_abs_error = get_number(item, "max_abs_error", where);
       trial.max_rel_error = get_number(item, "max_rel_error", where);
       trial.mismatches = get_integer(item, "mismatches", where);
+      if (field(item, "float64_arbitrated")) trial.float64_arbitrated = get_integer(item, "float64_arbitrated", where);
+      if (field(item, "max_abs_error_float64")) trial.max_abs_error_float64 = get_number(item, "max_abs_error_float64", where);
+      if (field(item, "reference_error_float64")) {
+        trial.reference_error_float64 = get_number(item, "reference_error_float64", where);
+      }
       evaluation.trials.push_back(std::move(trial));
     }
   }

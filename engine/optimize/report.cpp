@@ -1,5 +1,6 @@
 #include "engine/optimize/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -56,8 +57,15 @@ nlohmann::json timing_json(const std::optional<eval::Timing>& t) {
 nlohmann::json trials_json(const std::vector<eval::Trial>& trials) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& t : trials) {
-    out.push_back({{"seed", t.seed}, {"distribution", t.distribution}, {"sizes", t.sizes},
-                   {"max_abs_error", t.max_abs_error}, {"max_rel_error", t.max_rel_error}, {"mismatches", t.mismatches}});
+    nlohmann::json trial = {{"seed", t.seed}, {"distribution", t.distribution}, {"sizes", t.sizes},
+                            {"max_abs_error", t.max_abs_error}, {"max_rel_error", t.max_rel_error},
+                            {"mismatches", t.mismatches}};
+    if (t.float64_arbitrated > 0) {
+      trial["float64_arbitrated"] = t.float64_arbitrated;
+      if (t.max_abs_error_float64) trial["max_abs_error_float64"] = *t.max_abs_error_float64;
+      if (t.reference_error_float64) trial["reference_error_float64"] = *t.reference_error_float64;
+    }
+    out.push_back(std::move(trial));
   }
   return out;
 }
@@ -77,6 +85,40 @@ nlohmann::json kernelbench_json(const std::optional<eval::KernelBenchVerdict>& k
   return {{"passed", k->passed}, {"trials", k->trials}, {"atol", k->atol}, {"rtol", k->rtol},
           {"max_abs_error", k->max_abs_error ? nlohmann::json(*k->max_abs_error) : nlohmann::json(nullptr)},
           {"message", k->message}};
+}
+
+std::string arbitration_text(const std::vector<eval::Trial>& trials) {
+  std::int64_t accepted = 0;
+  double worst64 = 0.0, reference64 = 0.0, worst32 = 0.0;
+  for (const auto& t : trials) {
+    if (t.float64_arbitrated <= 0) continue;
+    accepted += t.float64_arbitrated;
+    worst32 = std::max(worst32, t.max_abs_error);
+    worst64 = std::max(worst64, t.max_abs_error_float64.value_or(0.0));
+    reference64 = std::max(reference64, t.reference_error_float64.value_or(0.0));
+  }
+  if (accepted == 0) return {};
+  return std::to_string(accepted) + " element(s) beyond the tolerance against the reference's own output (max abs error " +
+         short_number(worst32) + ") were accepted against a float64 run of the reference: max abs error " +
+         short_number(worst64) + " against float64, where the float32 reference itself is off by up to " +
+         short_number(reference64) + ".\n\n";
+}
+
+std::string verdicts_disagree_text(const eval::Evaluation& e) {
+  // hiera passed it (the delivered form is verified); KernelBench's allclose against the float32 output did not.
+  double worst32 = 0.0;
+  std::optional<double> worst64;
+  for (const auto& t : e.trials) {
+    worst32 = std::max(worst32, t.max_abs_error);
+    if (t.max_abs_error_float64) worst64 = std::max(worst64.value_or(0.0), *t.max_abs_error_float64);
+  }
+  std::string text = "**hiera's verdict and KernelBench's disagree**: hiera passed it; KernelBench's criterion failed";
+  if (e.kernelbench->max_abs_error) text += " with a max abs error of " + short_number(*e.kernelbench->max_abs_error);
+  text += " against the reference's output. In hiera's trials: " + short_number(worst32) +
+          " against the reference's output";
+  text += worst64 ? ", " + short_number(*worst64) + " against a float64 run of the reference.\n\n"
+                  : " (no element needed the float64 arbiter).\n\n";
+  return text;
 }
 
 }  // namespace
@@ -255,7 +297,9 @@ std::string to_markdown(const OptimizeResult& r) {
       md += line;
     }
     md += "\n";
+    md += arbitration_text(e.trials);
     if (e.kernelbench) md += kernelbench_text(*e.kernelbench) + ".\n\n";
+    if (e.kernelbench && !e.kernelbench->passed) md += verdicts_disagree_text(e);
   } else {
     md += "No candidate was verified faster than the reference; the source is unchanged.\n\n";
   }

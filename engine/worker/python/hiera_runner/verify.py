@@ -268,12 +268,16 @@ class Stats(object):
         self.max_rel = 0.0
         self.mismatches = 0
         self.arbitrated = 0  # elements a float64 run of the reference accepted (arbitrate_values)
+        self.max_abs_float64 = 0.0    # the candidate's worst error against that float64 run
+        self.reference_float64 = 0.0  # the float32 reference's own worst error against it
         self.nan_samples = {}  # output name -> (count, flat indices) of NaN the poison may explain
 
     def as_dict(self):
         out = {"max_abs_error": self.max_abs, "max_rel_error": self.max_rel, "mismatches": self.mismatches}
         if self.arbitrated:
             out["float64_arbitrated"] = self.arbitrated
+            out["max_abs_error_float64"] = self.max_abs_float64
+            out["reference_error_float64"] = self.reference_float64
         return out
 
 
@@ -569,13 +573,18 @@ def _arbitrated(r, c, t, tolerance, stats):
     for r64, _, t64, finite in chunks():
         reference_error = max(reference_error, float(torch.where(finite, (r64 - t64).abs(), torch.zeros_like(r64)).max()))
     n = 0
+    worst = 0.0
     for r64, c64, t64, finite in chunks():
         first_bound = atol + rtol * r64.abs()
-        if bool((finite & ((c64 - t64).abs() > first_bound + 2.0 * reference_error)).any()):
+        error = torch.where(finite, (c64 - t64).abs(), torch.zeros_like(c64))
+        if bool((error > first_bound + 2.0 * reference_error).any()):
             return False
+        worst = max(worst, float(error.max()))
         n += int((finite & ((c64 - r64).abs() > first_bound)).sum())
     stats.mismatches -= n
     stats.arbitrated += n
+    stats.max_abs_float64 = max(stats.max_abs_float64, worst)
+    stats.reference_float64 = max(stats.reference_float64, reference_error)
     return True
 
 

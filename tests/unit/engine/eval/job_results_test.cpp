@@ -46,6 +46,23 @@ TEST(JobResultsTest, IntegralFloatsAreAcceptedAsCounts) {
   EXPECT_EQ(evaluation.trials[0].mismatches, 2);
 }
 
+TEST(JobResultsTest, ATrialCarriesTheFloat64ArbitersFigures) {
+  const Evaluation e = parse_evaluation(json{
+      {"verdict", "passed"},
+      {"trials",
+       {{{"seed", 1}, {"distribution", "large"}, {"max_abs_error", 2.5e-4}, {"max_rel_error", 1e-4}, {"mismatches", 0},
+         {"float64_arbitrated", 12}, {"max_abs_error_float64", 3e-5}, {"reference_error_float64", 2e-4}},
+        {{"seed", 2}, {"distribution", "uniform"}, {"max_abs_error", 1e-6}, {"max_rel_error", 1e-6}, {"mismatches", 0}}}}});
+  ASSERT_EQ(e.trials.size(), 2u);
+  EXPECT_EQ(e.trials[0].float64_arbitrated, 12);
+  EXPECT_EQ(e.trials[0].max_abs_error_float64, 3e-5);
+  EXPECT_EQ(e.trials[0].reference_error_float64, 2e-4);
+  EXPECT_EQ(e.trials[1].float64_arbitrated, 0);
+  EXPECT_FALSE(e.trials[1].max_abs_error_float64.has_value());
+  EXPECT_THAT(parse_error(json{{"verdict", "passed"}, {"trials", {{{"seed", 1}, {"float64_arbitrated", "many"}}}}}),
+              HasSubstr("float64_arbitrated"));
+}
+
 TEST(JobResultsTest, MalformedEvaluationsNameTheField) {
   EXPECT_THAT(parse_error(json::array()), HasSubstr("evaluation must be an object"));
   EXPECT_THAT(parse_error(json::object()), HasSubstr("evaluation.verdict is missing"));

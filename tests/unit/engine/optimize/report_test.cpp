@@ -50,7 +50,7 @@ TEST(OptimizeReport, ListsOutcomeEvidenceAttemptsAndFigures) {
   best.speedup = 2.0;
   best.evaluation.verdict = eval::Verdict::Passed;
   best.evaluation.timing = timing(2.0, 1.0, 0.02);
-  best.evaluation.trials.push_back({7, "normal", {}, 1e-6, 2e-6, 0});
+  best.evaluation.trials.push_back({7, "normal", {}, 1e-6, 2e-6, 0, 0, std::nullopt, std::nullopt});
   r.best = best;
   r.figures = {2, 0, 2, 1, 1, 2000, 300};
   EXPECT_TRUE(r.improved());
@@ -206,6 +206,37 @@ TEST(OptimizeReport, StatesTheKernelBenchCriterionOfTheDeliveredForm) {
   r.best->evaluation.kernelbench.reset();
   EXPECT_EQ(optimize::to_markdown(r).find("KernelBench criterion"), std::string::npos);
   EXPECT_TRUE(optimize::to_json(r)["best"]["kernelbench"].is_null());
+}
+
+TEST(OptimizeReport, StatesBothErrorsWhenHierasVerdictAndKernelBenchsDisagree) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::Improved;
+  optimize::BestResult best;
+  best.candidate.id = "c1";
+  best.speedup = 1.5;
+  best.evaluation.verdict = eval::Verdict::Passed;
+  best.evaluation.trials.push_back({1234, "uniform", {}, 8e-5, 1e-4, 0, 0, std::nullopt, std::nullopt});
+  best.evaluation.trials.push_back({1236, "large", {}, 2.5e-4, 3e-4, 0, 12, 3e-5, 2e-4});
+  best.evaluation.kernelbench = eval::KernelBenchVerdict{false, 5, 1e-4, 1e-4, 2.5e-4, "output 0 differs"};
+  r.best = best;
+  const std::string md = optimize::to_markdown(r);
+  EXPECT_NE(md.find("\n12 element(s) beyond the tolerance against the reference's own output (max abs error 2.5e-4) were "
+                    "accepted against a float64 run of the reference: max abs error 3e-5 against float64, where the "
+                    "float32 reference itself is off by up to 2e-4.\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("\n**hiera's verdict and KernelBench's disagree**: hiera passed it; KernelBench's criterion failed with "
+                    "a max abs error of 2.5e-4 against the reference's output. In hiera's trials: 2.5e-4 against the "
+                    "reference's output, 3e-5 against a float64 run of the reference.\n"),
+            std::string::npos)
+      << md;
+  const auto j = optimize::to_json(r);
+  EXPECT_EQ(j["best"]["trials"][1]["float64_arbitrated"], 12);
+  EXPECT_EQ(j["best"]["trials"][1]["max_abs_error_float64"], 3e-5);
+  EXPECT_FALSE(j["best"]["trials"][0].contains("float64_arbitrated"));
+  // Agreeing verdicts: no disagreement line.
+  r.best->evaluation.kernelbench->passed = true;
+  EXPECT_EQ(optimize::to_markdown(r).find("disagree"), std::string::npos);
 }
 
 }  // namespace

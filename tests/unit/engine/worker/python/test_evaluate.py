@@ -435,7 +435,11 @@ class ModelNew(nn.Module):
         self.assertEqual(large["distribution"], "large")
         self.assertEqual(large["mismatches"], 0)
         self.assertGreater(large["float64_arbitrated"], 0)  # without the arbiter this trial fails
+        # Both figures: against the reference's float32 output (beyond the tolerance) and against float64.
+        self.assertGreater(large["max_abs_error_float64"], 0.0)
+        self.assertGreater(large["reference_error_float64"], 0.0)  # the float32 reference is off too
         self.assertNotIn("float64_arbitrated", r["trials"][0])
+        self.assertNotIn("max_abs_error_float64", r["trials"][0])
 
     def test_a_wrong_coefficient_still_fails(self):
         wrong = self._candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.001")
