@@ -307,4 +307,19 @@ Plan make_plan(const std::vector<Region>& regions, const Ceilings& ceilings, con
   return plan;
 }
 
+std::vector<PlanStep> lead_with_graph_steps(Plan& plan, std::size_t graph_nodes) {
+  std::vector<PlanStep> graph_steps;
+  for (const Space space : plan.context.allowed_spaces) {
+    PlanStep step;
+    step.region = "op graph";
+    step.space = space;
+    step.budget = 3;
+    step.reason = std::string("the captured op graph (") + std::to_string(graph_nodes) + " nodes) in " +
+                  knowledge::to_string(space) + ": rewrites of the whole forward, across kernels";
+    graph_steps.push_back(std::move(step));
+  }
+  plan.steps.insert(plan.steps.begin(), graph_steps.begin(), graph_steps.end());
+  return graph_steps;
+}
+
 }  // namespace hiera::engine::plan

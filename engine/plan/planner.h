@@ -67,4 +67,11 @@ struct Plan {
 Plan make_plan(const std::vector<Region>& regions, const Ceilings& ceilings, const PlanContext& context,
                const std::vector<knowledge::Recipe>& recipes);
 
+// For a proposer that rewrites the whole captured op graph (of `graph_nodes`
+// nodes) and so fuses across the profile's kernel regions: one "op graph" step
+// per allowed space (plan.context's), cheapest first, 3 candidates each, put
+// before every other step. Returns those steps; their reasons are the caller's
+// to record (plan.decisions is left as make_plan wrote it).
+std::vector<PlanStep> lead_with_graph_steps(Plan& plan, std::size_t graph_nodes);
+
 }  // namespace hiera::engine::plan

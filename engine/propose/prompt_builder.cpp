@@ -23,6 +23,12 @@ std::string first_lines(const std::string& text, int count) {
   return out;
 }
 
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
 std::string speedup_text(double speedup) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2fx", speedup);
@@ -85,6 +91,21 @@ std::string failures_text(const std::vector<Attempt>& history) {
     if (!a->compile_log.empty()) out += first_lines(a->compile_log, kPromptLogLines);
   }
   return out;
+}
+
+std::string profile_text(const ReferenceProfile& profile) {
+  std::string text = "reference: " + fixed(profile.reference_ms, 4) + " ms per call on " + profile.gpu + "\n";
+  for (const auto& region : profile.regions) text += "- " + region.name + ": " + region.roofline + "\n";
+  if (const auto& c = profile.counters) {
+    text += "hardware counters (CUPTI): DRAM throughput " + fixed(c->dram_throughput_pct, 1) + "% of peak, SM throughput " +
+            fixed(c->sm_throughput_pct, 1) + "%, achieved occupancy " + fixed(c->achieved_occupancy_pct, 1) + "%\n";
+  }
+  int shown = 0;
+  for (const auto& k : profile.kernels) {
+    if (shown++ == kPromptKernels) break;
+    text += "  kernel " + k.name + ": " + std::to_string(k.calls) + " calls, mean " + fixed(k.mean_ns / 1e3, 2) + " us\n";
+  }
+  return text;
 }
 
 std::map<std::string, std::string, std::less<>> prompt_values(const ProposalRequest& request,

@@ -38,6 +38,10 @@ class Proposer {
  public:
   virtual ~Proposer() = default;
   virtual std::string name() const = 0;
+  // Whether it rewrites the reference's whole captured op graph (request.graph),
+  // fusing across the profile's kernel regions: the planner then puts whole-graph
+  // steps before the kernel regions' (plan::lead_with_graph_steps).
+  virtual bool proposes_for_graph() const { return false; }
   // Candidates with source set, or with `rejected` set and the reason; never
   // throws for a bad reply. Throws Cancelled when `cancel` fires.
   virtual std::vector<Candidate> propose(const ProposalRequest& request, const CancellationToken& cancel) = 0;

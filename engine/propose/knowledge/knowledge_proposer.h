@@ -27,6 +27,7 @@ class KnowledgeProposer final : public Proposer {
   explicit KnowledgeProposer(KernelRewrites kernel_rewrites);
 
   std::string name() const override { return "knowledge"; }
+  bool proposes_for_graph() const override { return true; }
   std::vector<Candidate> propose(const ProposalRequest& request, const CancellationToken& cancel) override;
 
  private:
