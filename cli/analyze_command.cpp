@@ -138,7 +138,7 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args) {
   auto* cmd = app.add_subcommand("analyze", "Print the static findings and hints of a CUDA or PyTorch FILE");
   cmd->add_option("file", args.file, "source file (.cu, .cuh, .py)")->required();
   cmd->add_flag("--json", args.json, "Print the full analysis as JSON (0-based LSP ranges, UTF-16 characters)");
-  cmd->add_option("--gpu", args.gpu, "Knowledge GPU id for roofline estimates, or 'none' (default: h200)");
+  cmd->add_option("--gpu", args.gpu, "GPU for roofline estimates: a knowledge GPU id or name (h200, H200, \"NVIDIA A100-SXM4-80GB\", any case), or 'none' (default: h200)");
   cmd->add_option("--knowledge", args.knowledge_dir, "Knowledge directory (default: the installed one)");
   return cmd;
 }
@@ -156,10 +156,8 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
     const auto knowledge = engine::knowledge::load_knowledge(dir);
     const engine::knowledge::GpuSpec* gpu = knowledge.gpu(args.gpu);
     if (!gpu) {
-      std::string known;
-      for (const auto& g : knowledge.gpus) known += (known.empty() ? "" : ", ") + g.id;
-      std::cerr << "hiera analyze: unknown GPU '" << args.gpu << "' (known in " << dir.string() << ": "
-                << (known.empty() ? "none" : known) << ", or 'none')" << std::endl;
+      std::cerr << "hiera analyze: --gpu: unknown GPU \"" << args.gpu << "\" in " << dir.string()
+                << "; accepted: " << knowledge.accepted_gpus() << ", or 'none'" << std::endl;
       return kAnalyzeUsage;
     }
     roofline = analysis::Roofline{gpu->id, gpu->memory_bandwidth_gbs, gpu->peak_tflops};

@@ -218,7 +218,69 @@ const GpuSpec* KnowledgeBase::find_gpu(std::string_view device_name) const {
   return best;
 }
 
-const GpuSpec* KnowledgeBase::gpu(std::string_view id) const { return find_by_id(gpus, id); }
+namespace {
+
+// Lower case, words apart by one space (spaces, '-' and '_' alike), without
+// a leading "nvidia": "NVIDIA A100-SXM4-80GB" -> "a100 sxm4 80gb".
+std::string gpu_words(std::string_view name) {
+  std::string out;
+  for (const char c : lower(name)) {
+    if (c == ' ' || c == '-' || c == '_') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out == "nvidia") return "";
+  if (out.rfind("nvidia ", 0) == 0) out.erase(0, 7);
+  return out;
+}
+
+// The same without the spaces: "a100sxm480gb".
+std::string gpu_key(std::string_view name) {
+  std::string out = gpu_words(name);
+  std::erase(out, ' ');
+  return out;
+}
+
+// `words` begins with the whole words of `prefix`: "a100 sxm 80gb" with "a100", not "l40s" with "l40".
+bool starts_with_words(const std::string& words, const std::string& prefix) {
+  return words.rfind(prefix, 0) == 0 && (words.size() == prefix.size() || words[prefix.size()] == ' ');
+}
+
+}  // namespace
+
+const GpuSpec* KnowledgeBase::gpu(std::string_view name) const {
+  if (const GpuSpec* exact = find_by_id(gpus, name)) return exact;
+  const std::string key = gpu_key(name);
+  if (key.empty()) return nullptr;
+  for (const GpuSpec& spec : gpus) {
+    if (gpu_key(spec.id) == key) return &spec;
+    for (const std::string& match : spec.match) {
+      if (gpu_key(match) == key) return &spec;
+    }
+  }
+  if (const GpuSpec* device = find_gpu(name)) return device;
+  // A unique prefix of whole words: "A100" is the one GPU whose id starts with "a100_".
+  const std::string words = gpu_words(name);
+  const GpuSpec* found = nullptr;
+  for (const GpuSpec& spec : gpus) {
+    bool fits = starts_with_words(gpu_words(spec.id), words);
+    for (const std::string& match : spec.match) fits = fits || starts_with_words(gpu_words(match), words);
+    if (!fits) continue;
+    if (found) return nullptr;
+    found = &spec;
+  }
+  return found;
+}
+
+std::string KnowledgeBase::accepted_gpus() const {
+  std::string ids;
+  for (const GpuSpec& spec : gpus) ids += (ids.empty() ? "" : ", ") + spec.id;
+  if (ids.empty()) return "none: the knowledge directory has no GPUs";
+  return "a knowledge GPU id (" + ids + ") or a name such as \"H200\" or \"NVIDIA A100-SXM4-80GB\", in any case";
+}
 
 const Recipe* KnowledgeBase::recipe(std::string_view id) const { return find_by_id(recipes, id); }
 

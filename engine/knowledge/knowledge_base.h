@@ -38,7 +38,15 @@ struct KnowledgeBase {
   // (case-insensitive), so "NVIDIA H100 PCIe" picks "H100 PCIe" over "H100";
   // equal lengths go to the lower id. nullptr when nothing matches.
   const GpuSpec* find_gpu(std::string_view device_name) const;
-  const GpuSpec* gpu(std::string_view id) const;
+  // A GPU by id or by the usual name, in any case: "h200", "H200",
+  // "NVIDIA H200", "nvidia-h200", "A100" (a unique prefix of an id or match
+  // entry), "NVIDIA A100-SXM4-80GB" (a CUDA device name, as find_gpu).
+  // Spaces, '-' and '_' are alike and a leading "NVIDIA" is dropped.
+  // nullptr when nothing, or more than one GPU, fits.
+  const GpuSpec* gpu(std::string_view name) const;
+  // What gpu() accepts, for messages: "a knowledge GPU id (a100_sxm_80gb,
+  // h200, ...) or a name such as \"H200\" or \"NVIDIA A100-SXM4-80GB\", in any case".
+  std::string accepted_gpus() const;
   const Recipe* recipe(std::string_view id) const;
 
   // Recipes that apply (Recipe::applies) and whose requires_allow are all in

@@ -69,8 +69,10 @@ class Builder {
         {"environment.spaces", cuda ? json{"S3"} : json{"S1", "S2", "S3"}},
         {"environment.libraries", cuda ? json{"cuda"} : json{"torch"}},
         {"environment.compile_budget_s", 60},
-        {"environment.candidate_budget", 32},
-        {"environment.time_budget_s", 600},
+        // The optimizer's own defaults (engine/optimize/optimizer.h kDefaultBudget,
+        // kDefaultTimeLimitS; a unit test keeps them equal), documented once in README.md.
+        {"environment.candidate_budget", 24},
+        {"environment.time_budget_s", 1800},
     };
     for (const auto& [name, value] : values) spec().apply(name, value, Source::Default, "default");
   }

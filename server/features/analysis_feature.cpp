@@ -63,7 +63,11 @@ void AnalysisFeature::report_problems(const std::vector<std::string>& problems, 
       std::lock_guard lock(reported_mutex_);
       if (!reported_.insert(problem).second) continue;
     }
-    context.client.notify("window/logMessage", lsp::LogMessageParams{lsp::MessageType::Warning, "hiera: " + problem + " (ignored)"});
+    // Shown, not only logged: a refused setting is something the user set and
+    // would otherwise never hear of. Once per distinct problem.
+    const std::string message = "hiera: " + problem + " (ignored)";
+    context.client.notify("window/showMessage", lsp::ShowMessageParams{lsp::MessageType::Warning, message});
+    context.client.notify("window/logMessage", lsp::LogMessageParams{lsp::MessageType::Warning, message});
   }
 }
 

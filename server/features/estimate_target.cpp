@@ -5,16 +5,14 @@ namespace hiera::server {
 EstimateTarget estimate_target(const engine::knowledge::KnowledgeBase& knowledge, const nlohmann::json& setting) {
   EstimateTarget out;
   if (!setting.is_null() && !setting.is_string()) {
-    out.problem = "settings: gpu must be a GPU id such as \"h200\", got " + setting.dump();
+    out.problem = "settings: gpu: " + setting.dump() + " is not a GPU; accepted: " + knowledge.accepted_gpus();
     return out;
   }
   const std::string id = setting.is_string() ? setting.get<std::string>() : kDefaultGpu;
   const auto* gpu = knowledge.gpu(id);
   if (!gpu) {
-    std::string known;
-    for (const auto& g : knowledge.gpus) known += (known.empty() ? "" : ", ") + g.id;
     out.label = id;
-    out.problem = "settings: unknown gpu '" + id + "' (known: " + (known.empty() ? "none" : known) + ")";
+    out.problem = "settings: gpu: unknown GPU \"" + id + "\"; accepted: " + knowledge.accepted_gpus();
     return out;
   }
   std::string label = gpu->name.substr(0, gpu->name.find(" ("));

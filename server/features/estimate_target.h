@@ -1,6 +1,8 @@
 #pragma once
 // The GPU the editor's estimates are for: the settings' `gpu` (a
-// knowledge/gpus id, "h200" when unset) resolved against the knowledge base.
+// knowledge/gpus id or a usual name such as "H200" or "NVIDIA A100-SXM4-80GB",
+// any case; "h200" when unset) resolved against the knowledge base
+// (KnowledgeBase::gpu).
 #include <optional>
 #include <string>
 

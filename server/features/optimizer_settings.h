@@ -2,7 +2,8 @@
 // The editor's hiera settings, as far as the optimizer is concerned, mapped
 // onto the engine's OptimizerSetupArgs:
 //   worker.command: [argv...]  the worker to start (default: `<this hiera> worker`)
-//   gpu: "h200"                knowledge GPU id for estimates where no GPU is probed
+//   gpu: "h200"                knowledge GPU id or usual name ("H200", "NVIDIA A100-SXM4-80GB",
+//                              any case: KnowledgeBase::gpu) for estimates where no GPU is probed
 //   llm: {endpoint, model, apiKeyEnv[, provider: "openai"|"anthropic", maxRetries]}
 //                              an LLM proposer next to the built-in one; the key
 //                              is read from the variable apiKeyEnv names

@@ -84,14 +84,36 @@ TEST(AnalyzeCommand, UnreadableFileIsExitOne) {
   }
 }
 
+TEST(AnalyzeCommand, GpuTakesTheUsualNamesInAnyCase) {
+  const std::string kernel = std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/optimize/strided_scaled_relu.cu";
+  const auto by_id = run_process({HIERA_BIN, "analyze", kernel, "--gpu", "a100_sxm_80gb"}, "");
+  ASSERT_EQ(by_id.exit_code, 0) << by_id.err;
+  EXPECT_NE(by_id.out.find(" on a100_sxm_80gb"), std::string::npos) << by_id.out;
+  for (const char* name : {"A100", "NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"}) {
+    const auto r = run_process({HIERA_BIN, "analyze", kernel, "--gpu", name}, "");
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.out, by_id.out) << name;
+  }
+  const auto h200 = run_process({HIERA_BIN, "analyze", kernel, "--gpu", "h200"}, "");
+  EXPECT_NE(h200.out.find(" on h200"), std::string::npos) << h200.out;
+  for (const char* name : {"H200", "NVIDIA H200", "nvidia-h200"}) {
+    const auto r = run_process({HIERA_BIN, "analyze", kernel, "--gpu", name}, "");
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.out, h200.out) << name;
+  }
+}
+
 TEST(AnalyzeCommand, BadUsageIsExitTwo) {
   const auto unsupported = run_process({HIERA_BIN, "analyze", kFixtures + "../profiles/README.md"}, "");
   EXPECT_EQ(unsupported.exit_code, 2);
   EXPECT_NE(unsupported.err.find("not a CUDA (.cu, .cuh) or Python (.py) file"), std::string::npos) << unsupported.err;
   const auto gpu = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--gpu", "tpu9"}, "");
   EXPECT_EQ(gpu.exit_code, 2);
-  EXPECT_NE(gpu.err.find("unknown GPU 'tpu9'"), std::string::npos) << gpu.err;
-  EXPECT_NE(gpu.err.find("h200"), std::string::npos) << gpu.err;
+  EXPECT_NE(gpu.err.find("--gpu: unknown GPU \"tpu9\""), std::string::npos) << gpu.err;
+  EXPECT_NE(gpu.err.find("; accepted: a knowledge GPU id (a100_sxm_80gb, h100_pcie, h100_sxm, h200, l40s, rtx_4090) or a name "
+                         "such as \"H200\" or \"NVIDIA A100-SXM4-80GB\", in any case, or 'none'\n"),
+            std::string::npos)
+      << gpu.err;
   const auto missing = run_process({HIERA_BIN, "analyze"}, "");
   EXPECT_EQ(missing.exit_code, 2);
   const auto unknown_flag = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--jsno"}, "");

@@ -13,7 +13,7 @@ const properties = manifest.contributes.configuration.properties;
 
 const DEFAULT_JSON =
   '{"worker":{"command":null},"gpu":null,"llm":{"endpoint":null,"model":null,"apiKeyEnv":"HIERA_LLM_API_KEY","provider":null,"maxRetries":null},' +
-  '"budget":{"candidates":32,"minutes":10},"hints":{"enabled":true,"disabled":[],"severity":{}},"runsDir":null}';
+  '"budget":{"candidates":24,"minutes":30},"hints":{"enabled":true,"disabled":[],"severity":{}},"runsDir":null}';
 
 // A VS Code WorkspaceConfiguration answers get(key) with the user's value or the
 // package.json default; this one does the same from package.json itself.
@@ -56,7 +56,7 @@ test('defaults: the exact JSON sent as initializationOptions', () => {
     worker: { command: null },
     gpu: null,
     llm: { endpoint: null, model: null, apiKeyEnv: 'HIERA_LLM_API_KEY', provider: null, maxRetries: null },
-    budget: { candidates: 32, minutes: 10 },
+    budget: { candidates: 24, minutes: 30 },
     hints: { enabled: true, disabled: [], severity: {} },
     runsDir: null,
   });
@@ -136,15 +136,15 @@ test('unset and malformed values: null (server default) or the default, with war
     worker: { command: null },
     gpu: null,
     llm: { endpoint: 'https://x.example/v1', model: null, apiKeyEnv: 'HIERA_LLM_API_KEY', provider: null, maxRetries: null },
-    budget: { candidates: 32, minutes: 10 },
+    budget: { candidates: 24, minutes: 30 },
     hints: { enabled: true, disabled: [], severity: { 'cuda.block_size': 'warning' } },
     runsDir: null,
   });
   assert.deepEqual(warnings, [
     'hiera.llm.provider: "gemini" is not one of openai, anthropic; using the server\'s default (openai)',
     'hiera.llm.maxRetries: 101 is not an integer from 0 to 100; using the server\'s default',
-    'hiera.budget.candidates: 2.5 is not a positive integer; using 32',
-    'hiera.budget.minutes: -1 is not a positive number; using 10',
+    'hiera.budget.candidates: 2.5 is not a positive integer; using 24',
+    'hiera.budget.minutes: -1 is not a positive number; using 30',
     'hiera.hints.severity.torch.host_sync: "fatal" is not one of error, warning, information, hint; ignoring it',
     'hiera.hints.severity.torch.python_loop: 2 is not one of error, warning, information, hint; ignoring it',
   ]);

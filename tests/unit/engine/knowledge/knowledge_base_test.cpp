@@ -186,6 +186,37 @@ TEST(KnowledgeBaseTest, FindGpuMatchesRealDeviceNames) {
   EXPECT_EQ(real().find_gpu(""), nullptr);
 }
 
+TEST(KnowledgeBaseTest, GpuTakesIdsAndTheUsualNamesInAnyCase) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"h200", "h200"},
+      {"H200", "h200"},
+      {"NVIDIA H200", "h200"},
+      {"nvidia-h200", "h200"},
+      {"A100", "a100_sxm_80gb"},
+      {"a100", "a100_sxm_80gb"},
+      {"NVIDIA A100-SXM4-80GB", "a100_sxm_80gb"},
+      {"A100_SXM_80GB", "a100_sxm_80gb"},
+      {"H100", "h100_sxm"},
+      {"h100-pcie", "h100_pcie"},
+      {"NVIDIA H100 PCIe", "h100_pcie"},
+      {"RTX 4090", "rtx_4090"},
+      {"rtx4090", "rtx_4090"},
+      {"NVIDIA GeForce RTX 4090", "rtx_4090"},
+      {"L40S", "l40s"},
+  };
+  for (const auto& [name, id] : cases) {
+    const GpuSpec* spec = real().gpu(name);
+    ASSERT_NE(spec, nullptr) << name;
+    EXPECT_EQ(spec->id, id) << name;
+  }
+  for (const char* name : {"", "nvidia", "NVIDIA L40", "L4", "H1", "NVIDIA A100-SXM4-40GB", "tpu9", "Tesla T4"}) {
+    EXPECT_EQ(real().gpu(name), nullptr) << name;
+  }
+  EXPECT_EQ(real().accepted_gpus(),
+            "a knowledge GPU id (a100_sxm_80gb, h100_pcie, h100_sxm, h200, l40s, rtx_4090) or a name such as \"H200\" or "
+            "\"NVIDIA A100-SXM4-80GB\", in any case");
+}
+
 TEST(KnowledgeBaseTest, RecipesForOnRealData) {
   EXPECT_THAT(ids(real().recipes_for(Space::S3, Bottleneck::Memory, "softmax", "float32", 1 << 20, {})),
               ElementsAre("s3_flash_attention_kernel", "s3_fused_logsumexp", "s3_fused_row_softmax",

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/optimize/optimizer.h"
+
 namespace hiera::engine::spec {
 
 void PrintTo(const SpecProblem& p, std::ostream* os) { *os << p.to_string(); }
@@ -80,10 +82,18 @@ TEST(SpecBuilderTest, DefaultsOfAPytorchModule) {
     "environment.spaces": [["S1", "S2", "S3"], "default", "default"],
     "environment.libraries": [["torch"], "default", "default"],
     "environment.compile_budget_s": [60, "default", "default"],
-    "environment.candidate_budget": [32, "default", "default"],
-    "environment.time_budget_s": [600, "default", "default"]})j"));
+    "environment.candidate_budget": [24, "default", "default"],
+    "environment.time_budget_s": [1800, "default", "default"]})j"));
   // Every clause names its check.
   for (const Clause& c : result.spec.clauses) EXPECT_FALSE(c.enforced_by.empty()) << c.name;
+}
+
+// One set of defaults: the spec's budget defaults are the optimizer's, which
+// README.md and the VS Code extension's package.json state.
+TEST(SpecBuilderTest, BudgetDefaultsAreTheOptimizers) {
+  const SpecBuildResult result = build_spec(kernel_inputs());
+  EXPECT_EQ(result.spec.candidate_budget(), std::optional<std::int64_t>(optimize::kDefaultBudget));
+  EXPECT_EQ(result.spec.time_budget_s(), std::optional<double>(optimize::kDefaultTimeLimitS));
 }
 
 TEST(SpecBuilderTest, DefaultsOfACudaKernelAllowOnlyKernels) {

@@ -234,16 +234,51 @@ TEST_F(AnalysisFeatureTest, BadSettingsAreLoggedOnceAndTheRestStillApplies) {
   ASSERT_EQ(published["diagnostics"].size(), 2u);
   EXPECT_EQ(published["diagnostics"][0]["severity"], 4);  // the good entry applies
   EXPECT_EQ(published["diagnostics"][1]["severity"], 2);  // the bad one leaves the default
-  std::vector<std::string> logged;
+  std::vector<std::string> logged, shown;
   for (const auto& m : transport.drain()) {
     if (m.value("method", "") == "window/logMessage") logged.push_back(m["params"]["message"]);
+    if (m.value("method", "") == "window/showMessage") {
+      EXPECT_EQ(m["params"]["type"], 2);  // Warning
+      shown.push_back(m["params"]["message"]);
+    }
   }
-  EXPECT_EQ(logged, (std::vector<std::string>{
-                        "hiera: settings: hints.enabled must be true or false, got \"yes\" (ignored)",
-                        "hiera: settings: hints.severity.cuda.block_size: \"loud\" is not one of \"error\", \"warning\", "
-                        "\"information\", \"hint\" (ignored)"}));
-  change(kCuUri, 2, range(9, 1, 9, 1), "\n");  // republished: not logged again
-  for (const auto& m : transport.drain()) EXPECT_NE(m.value("method", ""), "window/logMessage");
+  const std::vector<std::string> expected = {
+      "hiera: settings: hints.enabled must be true or false, got \"yes\" (ignored)",
+      "hiera: settings: hints.severity.cuda.block_size: \"loud\" is not one of \"error\", \"warning\", "
+      "\"information\", \"hint\" (ignored)"};
+  EXPECT_EQ(logged, expected);
+  EXPECT_EQ(shown, expected);  // the user sees each, not only the log
+  change(kCuUri, 2, range(9, 1, 9, 1), "\n");  // republished: not said again
+  for (const auto& m : transport.drain()) {
+    EXPECT_NE(m.value("method", ""), "window/logMessage");
+    EXPECT_NE(m.value("method", ""), "window/showMessage");
+  }
+}
+
+TEST_F(AnalysisFeatureTest, AnUnknownGpuIsShownOnceWithTheAcceptedNames) {
+  start({{"gpu", "tpu9"}});
+  open(kCuUri, "cuda-cpp", kCu);
+  call("textDocument/codeLens", {{"textDocument", {{"uri", kCuUri}}}});
+  call("textDocument/codeLens", {{"textDocument", {{"uri", kCuUri}}}});
+  std::vector<json> shown;
+  for (const auto& m : transport.drain()) {
+    if (m.value("method", "") == "window/showMessage") shown.push_back(m["params"]);
+  }
+  ASSERT_EQ(shown.size(), 1u);
+  EXPECT_EQ(shown[0]["type"], 2);
+  EXPECT_EQ(shown[0]["message"],
+            "hiera: settings: gpu: unknown GPU \"tpu9\"; accepted: a knowledge GPU id (a100_sxm_80gb, h100_pcie, h100_sxm, "
+            "h200, l40s, rtx_4090) or a name such as \"H200\" or \"NVIDIA A100-SXM4-80GB\", in any case (ignored)");
+}
+
+TEST_F(AnalysisFeatureTest, TheGpuSettingTakesTheUsualNames) {
+  start({{"gpu", "NVIDIA A100-SXM4-80GB"}});
+  open(kCuUri, "cuda-cpp", kCu);
+  const json lenses = call("textDocument/codeLens", {{"textDocument", {{"uri", kCuUri}}}})["result"];
+  ASSERT_EQ(lenses.size(), 1u);
+  EXPECT_NE(lenses[0]["command"]["title"].get<std::string>().find(" on A100 SXM4 (memory-bound)"), std::string::npos)
+      << lenses.dump();
+  for (const auto& m : transport.drain()) EXPECT_NE(m.value("method", ""), "window/showMessage") << m.dump();
 }
 
 TEST_F(AnalysisFeatureTest, DiagnosticsFollowEditsIncrementally) {
@@ -395,8 +430,9 @@ TEST_F(AnalysisFeatureTest, TheGpuSettingPicksTheRooflineAndAnUnknownOneIsSaid) 
   transport.push_message(notification("workspace/didChangeConfiguration", {{"settings", {{"hiera", {{"gpu", "b999"}}}}}}));
   EXPECT_EQ(hover_text(kCuUri, 2, 16),
             "### kernel `saxpy`\n\n"
-            "**Estimate**: 2.1 MFLOP, 12.6 MB (shapes from annotations); no roofline time: settings: unknown gpu 'b999' "
-            "(known: a100_sxm_80gb, h100_pcie, h100_sxm, h200, l40s, rtx_4090)\n\n"
+            "**Estimate**: 2.1 MFLOP, 12.6 MB (shapes from annotations); no roofline time: settings: gpu: unknown GPU \"b999\"; "
+            "accepted: a knowledge GPU id (a100_sxm_80gb, h100_pcie, h100_sxm, h200, l40s, rtx_4090) or a name such as \"H200\" "
+            "or \"NVIDIA A100-SXM4-80GB\", in any case\n\n"
             "Not measured yet: run *Profile kernel saxpy*.\n");
 }
 
