@@ -13,6 +13,7 @@
 #include "cli/analyze_command.h"
 #include "cli/bench_command.h"
 #include "cli/bench_compare_command.h"
+#include "cli/lsp_notice.h"
 #include "cli/optimize_command.h"
 #include "engine/common/process_protection.h"
 #include "engine/knowledge/knowledge_dir.h"
@@ -84,6 +85,8 @@ int main(int argc, char** argv) {
   }
 
   if (*lsp) {
+    // Started by hand in a terminal: say what this is, then serve as always.
+    if (!serve.listen) std::cerr << hiera::cli::lsp_notice_for_stdin(STDIN_FILENO, hiera::cli::self_path(argv[0]).string()) << std::flush;
     // One store of measurements, written by the optimize/profile jobs and read by hover and lenses.
     auto measurements = std::make_shared<hiera::server::MeasurementStore>();
     return hiera::server::serve_lsp(serve, [&](hiera::server::LspServer& server) {
