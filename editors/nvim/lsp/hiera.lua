@@ -20,5 +20,9 @@ return {
     -- Chains to the default handler (so fidget.nvim and statuslines see the
     -- progress) and keeps each job's messages for :HieraReport.
     ['$/progress'] = function(...) return require('hiera.progress').handler(...) end,
+    -- Through vim.notify: a refused setting is a warning the user sees.
+    ['window/showMessage'] = function(...) return require('hiera').show_message(...) end,
   },
+  -- K -> hover and the code lenses refreshed (options keymaps, codelens).
+  on_attach = function(client, bufnr) require('hiera').default_on_attach(client, bufnr) end,
 }

@@ -46,6 +46,34 @@ local function run()
   wait_for('the client to attach', function() return #require('hiera.util').clients(py) > 0 end)
   client_id = require('hiera.util').clients(py)[1].id
 
+  -- On attach: K is hover in the buffer, the code lenses are fetched, and
+  -- window/showMessage goes through vim.notify.
+  local k = vim.fn.maparg('K', 'n', false, true)
+  check('K is mapped in the buffer', k.buffer == 1, vim.inspect(k))
+  check_eq('its description', k.desc, 'hiera: hover (vim.lsp.buf.hover)')
+  local hover, hovered = vim.lsp.buf.hover, 0
+  vim.lsp.buf.hover = function() hovered = hovered + 1 end
+  vim.cmd('normal K')
+  vim.lsp.buf.hover = hover
+  check_eq('K calls vim.lsp.buf.hover', hovered, 1)
+  wait_for('the code lenses', function() return #vim.lsp.codelens.get(py) > 0 end)
+  local client = vim.lsp.get_client_by_id(client_id)
+  check('showMessage goes to the plugin', client.handlers['window/showMessage'] == require('hiera').show_message)
+  require('hiera').show_message(nil, { type = 2, message = 'hiera: settings: gpu: unknown GPU "x"' }, { client_id = client_id })
+  check_eq('a warning through vim.notify', notes[#notes], { msg = 'hiera: settings: gpu: unknown GPU "x"', level = vim.log.levels.WARN })
+
+  -- :checkhealth hiera: the server binary and its version, the other checks.
+  vim.cmd('checkhealth hiera')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  local version = vim.trim(vim.fn.system({ hiera_bin, '--version' }))
+  check('checkhealth names the server and its --version',
+    health:find('server binary: ' .. hiera_bin .. ' (' .. version .. ')', 1, true) ~= nil, health)
+  check('checkhealth checks python with torch', health:find('python3', 1, true) ~= nil, health)
+  check('checkhealth checks a GPU', health:find('GPU', 1, true) ~= nil, health)
+  check('checkhealth checks the knowledge directory', health:find('knowledge directory', 1, true) ~= nil, health)
+  vim.cmd('tabclose')
+  vim.api.nvim_set_current_buf(py)
+
   -- :HieraProfile in forward (line 17).
   vim.api.nvim_win_set_cursor(0, { 17, 8 })
   vim.cmd('HieraProfile')

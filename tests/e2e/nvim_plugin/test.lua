@@ -118,12 +118,18 @@ local function run()
     on_choice(items[1], 1)
   end
 
+  local user_attached
   local hiera = require('hiera')
   hiera.setup({
     cmd = { server },
     actions = { optimize = 'run test job' },
     settings = { answer = 42 },
     on_exit = function(code) exit_code = code end,
+    -- The user's on_attach runs after the plugin's: its K wins.
+    on_attach = function(_, bufnr)
+      user_attached = bufnr
+      vim.keymap.set('n', 'K', '<Cmd>echo "mine"<CR>', { buffer = bufnr })
+    end,
   })
   check('setup returns the module', hiera.optimize ~= nil)
 
@@ -138,6 +144,8 @@ local function run()
   check_eq('one hiera client attached to the .cu buffer', #attached, 1)
   client_id = attached[1].id
   check('the server answered initialize', client().initialized)
+  wait_for('the user on_attach', function() return user_attached == cu end)
+  check_eq("the user's on_attach maps K over the plugin's hover", vim.fn.maparg('K', 'n'), '<Cmd>echo "mine"<CR>')
   check_eq('cmd from setup', client().config.cmd, { server })
   check_eq('settings as initializationOptions', client().config.init_options, { answer = 42 })
   check_eq('settings for workspace/configuration (section hiera)', client().config.settings, { hiera = { answer = 42 } })

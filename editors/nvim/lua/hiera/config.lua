@@ -19,8 +19,16 @@ M.defaults = {
   -- Lua patterns matched against code action titles by :HieraOptimize and
   -- :HieraProfile.
   actions = { optimize = '^Optimize', profile = '^Profile' },
-  -- Passed to the client as they are (nil: Neovim's defaults).
+  -- Buffer-local mappings set when the client attaches, before on_attach
+  -- (which may map them again): hover = the key for vim.lsp.buf.hover.
+  -- A key false, or keymaps = false: no mapping.
+  keymaps = { hover = 'K' },
+  -- Refresh the code lenses (estimates, measurements, Optimize/Profile) on
+  -- attach, BufEnter, CursorHold and InsertLeave. false: leave them to you.
+  codelens = true,
+  -- Called after the plugin's own attach (the mappings, the lens refresh).
   on_attach = nil,
+  -- Passed to the client as they are (nil: Neovim's defaults).
   on_init = nil,
   on_exit = nil,
   capabilities = nil,

@@ -9,7 +9,10 @@
 -- Options (all optional; see config.lua for the defaults):
 --   cmd, filetypes, root_markers, settings, notify_progress,
 --   actions = { optimize = <Lua pattern>, profile = <Lua pattern> },
+--   keymaps = { hover = 'K' }, codelens = true,
 --   on_attach, on_init, on_exit, capabilities, handlers.
+-- :checkhealth hiera checks the server binary, python with torch, a GPU and
+-- the knowledge directory (lua/hiera/health.lua).
 local commands = require('hiera.commands')
 local config = require('hiera.config')
 local progress = require('hiera.progress')
@@ -27,10 +30,60 @@ local function object(t)
   return t
 end
 
+-- window/showMessage through vim.notify (Neovim 0.7 only echoes it), so a
+-- setting the server refuses is a warning the user sees.
+local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+function M.show_message(_, result, _, _)
+  if type(result) == 'table' and type(result.message) == 'string' then
+    util.notify(result.message, levels[result.type] or vim.log.levels.INFO)
+  end
+  return vim.NIL
+end
+
 local function handlers(opts)
   local list = vim.tbl_extend('force', {}, opts.handlers or {})
   list['$/progress'] = progress.make_handler(opts.handlers and opts.handlers['$/progress'])
+  if not list['window/showMessage'] then list['window/showMessage'] = M.show_message end
   return list
+end
+
+local function refresh_lenses(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) then return end
+  if vim.fn.has('nvim-0.10') == 1 then
+    pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+  elseif bufnr == vim.api.nvim_get_current_buf() then
+    pcall(vim.lsp.codelens.refresh) -- 0.7-0.9: the current buffer's
+  end
+end
+
+-- What the plugin does on attach, before the user's on_attach (which may
+-- map the same keys again): K -> hover, the code lenses kept fresh.
+function M.default_on_attach(client, bufnr, opts)
+  opts = opts or config.options
+  local keymaps = opts.keymaps
+  if type(keymaps) == 'table' and keymaps.hover then
+    -- Looked up when pressed, so a wrapper installed later (a UI plugin) is the one called.
+    vim.keymap.set('n', keymaps.hover, function() vim.lsp.buf.hover() end,
+      { buffer = bufnr, desc = 'hiera: hover (vim.lsp.buf.hover)' })
+  end
+  local caps = client and client.server_capabilities or {}
+  if opts.codelens and caps.codeLensProvider then
+    local group = vim.api.nvim_create_augroup('hiera_codelens_' .. bufnr, { clear = true })
+    vim.api.nvim_create_autocmd({ 'BufEnter', 'CursorHold', 'InsertLeave' }, {
+      group = group,
+      buffer = bufnr,
+      callback = function() refresh_lenses(bufnr) end,
+      desc = 'hiera: refresh code lenses',
+    })
+    refresh_lenses(bufnr)
+  end
+end
+
+local function on_attach(opts)
+  return function(client, bufnr)
+    M.default_on_attach(client, bufnr, opts)
+    if opts.on_attach then return opts.on_attach(client, bufnr) end
+  end
 end
 
 -- The client configuration, minus what each path adds (root_dir / root_markers).
@@ -43,7 +96,7 @@ local function client_config(opts)
     settings = { hiera = object(vim.deepcopy(settings)) },
     handlers = handlers(opts),
     capabilities = opts.capabilities,
-    on_attach = opts.on_attach,
+    on_attach = on_attach(opts),
     on_init = opts.on_init,
     on_exit = opts.on_exit,
   }
