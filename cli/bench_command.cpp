@@ -20,9 +20,7 @@
 #include "engine/bench/source_commit.h"
 #include "engine/bench/speedup_plot.h"
 #include "engine/bench/summary.h"
-#include "engine/eval/allocation_notices.h"
-#include "engine/eval/evaluation_client.h"
-#include "engine/optimize/optimizer.h"
+#include "engine/facade/engine.h"
 #include "hiera/version.h"
 
 namespace hiera::cli {
@@ -64,12 +62,6 @@ std::string suite_name(const std::string& dir) {
   fs::path path = fs::absolute(dir).lexically_normal();
   if (path.filename().empty()) path = path.parent_path();
   return path.filename().string();
-}
-
-std::vector<std::string> proposer_names(const OptimizerSetup& setup) {
-  std::vector<std::string> names;
-  for (const auto& p : setup.proposers) names.push_back(p->name());
-  return names;
 }
 
 }  // namespace
@@ -200,20 +192,17 @@ int run_bench(const BenchArgs& args, const char* argv0, const std::vector<std::s
 
   // Allocations' news: pending and running show in the progress line; the
   // rest, and everything with --quiet, as lines on stderr (above the line).
-  // Both subscribe before make_optimizer_setup, which posts the first.
-  engine::eval::AllocationNotices notices;
+  // Both subscribe before configure(), which posts the first.
+  engine::facade::Engine hiera_engine({self_path(argv0), "hiera bench", out_dir / "runs"});
   std::optional<BenchTerminalProgress> terminal;
-  if (!args.quiet) terminal.emplace(stderr, ::isatty(STDERR_FILENO) == 1, notices, static_cast<int>(problems.size()));
+  if (!args.quiet) terminal.emplace(stderr, ::isatty(STDERR_FILENO) == 1, hiera_engine.notices(), static_cast<int>(problems.size()));
   auto notice_lines = show_allocation_notices(
-      notices, "hiera bench",
+      hiera_engine.notices(), "hiera bench",
       terminal ? std::function<void(const std::string&)>([&terminal](const std::string& line) { terminal->note(line); })
                : nullptr);
-  OptimizerArgs optimizer_args = args.optimizer;
-  optimizer_args.allocation_notices = notices;
-  OptimizerSetup setup;
   try {
     const json config = load_configuration(args.optimizer.config);
-    setup = make_optimizer_setup(optimizer_args, config, self_path(argv0), "hiera bench", out_dir / "runs");
+    hiera_engine.configure({args.optimizer, config});
     fs::create_directories(out_dir);
   } catch (const std::exception& e) {
     return fail(kExitError, e.what());
@@ -224,37 +213,21 @@ int run_bench(const BenchArgs& args, const char* argv0, const std::vector<std::s
   settings.baselines = baselines;
   settings.force = args.force;
   settings.commit = engine::bench::source_commit();
-  settings.optimize = setup.options;
-  settings.options = bench_fingerprint(setup.options, baselines, proposer_names(setup));
-
-  engine::eval::WorkerPool pool(setup.pool);
-  settings.concurrency = static_cast<int>(pool.size());
-  engine::eval::EvaluationClient client(pool);
-  engine::bench::BenchServices services;
-  services.optimize = [&](const engine::optimize::OptimizeOptions& options, const engine::optimize::ProgressCallback& progress,
-                          const engine::CancellationToken& cancel) {
-    engine::optimize::Optimizer optimizer(pool, *setup.knowledge, setup.proposers);
-    return optimizer.run(options, progress, cancel);
-  };
-  services.evaluate = [&](json task, engine::eval::EvaluateOptions options) {
-    return client.evaluate(std::move(task), std::move(options));
-  };
-  services.gpu = [&](const engine::CancellationToken& cancel) {
-    engine::eval::ProbeOptions options;
-    options.cancel = cancel;
-    const engine::eval::DeviceProbe probe = client.probe(options);
-    return probe.ok() ? probe.name : std::string("cpu");
-  };
+  settings.optimize = hiera_engine.default_options();
+  settings.options = bench_fingerprint(settings.optimize, baselines, hiera_engine.proposer_names());
+  settings.concurrency = static_cast<int>(hiera_engine.worker_count());
+  const auto knowledge = hiera_engine.knowledge();
+  engine::bench::BenchServices services = hiera_engine.bench_services();  // starts the pool
 
   engine::CancellationToken cancel;
   g_cancel = &cancel;
   std::signal(SIGINT, on_bench_interrupt);
-  engine::bench::BenchRunner runner(services, *setup.knowledge);
+  engine::bench::BenchRunner runner(services, *knowledge);
   const engine::bench::BenchRun run = runner.run(problems, settings, [&](const engine::bench::BenchProgress& p) {
     if (terminal) terminal->update(p);
   }, cancel);
   if (terminal) terminal->finish();
-  pool.shutdown();
+  hiera_engine.shutdown();
   // Ctrl-C from here on finds every problem finished: the outputs are still written.
   struct RestoreInterrupt {
     ~RestoreInterrupt() {

@@ -11,10 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal_progress.h"
-#include "engine/eval/allocation_notices.h"
-#include "engine/eval/worker_pool.h"
-#include "engine/optimize/allocation_progress.h"
-#include "engine/optimize/optimizer.h"
+#include "engine/facade/engine.h"
 #include "engine/optimize/report.h"
 #include "hiera/version.h"
 
@@ -57,38 +54,32 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
   }
   // Allocations' news: pending and running show in the progress line (allocation_progress.h);
   // the rest as lines above it, and everything with --quiet as lines on stderr.
+  // Subscribed before configure(), which posts the first.
   TerminalProgress progress(stderr, ::isatty(STDERR_FILENO) == 1);
-  engine::eval::AllocationNotices notices;
+  engine::facade::Engine hiera_engine({self_path(argv0), "hiera optimize", ".hiera/runs"});
   auto notice_lines = show_allocation_notices(
-      notices, "hiera optimize",
+      hiera_engine.notices(), "hiera optimize",
       args.quiet ? nullptr : std::function<void(const std::string&)>([&progress](const std::string& line) { progress.note(line); }));
-  OptimizerArgs optimizer_args = args.optimizer;
-  optimizer_args.allocation_notices = notices;
-  OptimizerSetup setup;
+  const engine::facade::EngineConfig engine_config{args.optimizer, config};
   try {
-    setup = make_optimizer_setup(optimizer_args, config, self_path(argv0), "hiera optimize", ".hiera/runs");
+    hiera_engine.configure(engine_config);
   } catch (const std::exception& e) {
     std::cerr << "hiera optimize: " << e.what() << std::endl;
     return kExitError;
   }
-  engine::optimize::OptimizeOptions options = setup.options;
-  options.target = std::move(target);
+  engine::facade::RunRequest request;
+  request.target = std::move(target);
 
-  // Before the pool: its workers start waiting for their allocation at once.
-  engine::optimize::AllocationProgress shown(notices, [&](const engine::optimize::OptimizeProgress& p) {
-    if (!args.quiet) progress.update(p);
-  });
-  engine::eval::WorkerPool pool(setup.pool);
-  engine::optimize::Optimizer optimizer(pool, *setup.knowledge, setup.proposers);
   engine::CancellationToken cancel;
   g_cancel = &cancel;
   std::signal(SIGINT, on_interrupt);
-  const auto result = optimizer.run(options, shown.callback(), cancel);
-  shown.stop();
+  const auto result = hiera_engine.run(engine_config, request, [&](const engine::optimize::OptimizeProgress& p) {
+    if (!args.quiet) progress.update(p);
+  }, cancel);
   std::signal(SIGINT, SIG_DFL);
   g_cancel = nullptr;
   progress.finish();
-  pool.shutdown();
+  hiera_engine.shutdown();
 
   const std::string report = engine::optimize::to_markdown(result);
   std::cout << report << std::flush;

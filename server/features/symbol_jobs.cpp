@@ -3,12 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "engine/eval/allocation_notices.h"
-#include "engine/eval/worker_pool.h"
-#include "engine/optimize/allocation_progress.h"
-#include "engine/optimize/optimizer.h"
-#include "engine/optimize/optimizer_setup.h"
-#include "engine/spec/spec_builder.h"
+#include "engine/facade/engine.h"
 #include "server/features/annotation_comment.h"
 #include "server/features/file_uri.h"
 #include "server/features/optimized_edit.h"
@@ -68,24 +63,20 @@ JobInputs job_inputs(const std::string& command, const json& arguments, const Fe
   return in;
 }
 
-// Runs the optimizer as the settings say, reporting progress to the job. A
-// worker allocation's news goes to the client's log, once each; while the
-// workers wait on it, the job's progress says so instead of the step.
-optimize::OptimizeResult run_optimizer(const JobInputs& in, const std::filesystem::path& exe, bool measure_only,
-                                       Client& client, JobContext& job) {
-  engine::eval::AllocationNotices notices;
-  auto logged = notices.subscribe([&client](const engine::eval::AllocationNotice& n) {
+// Runs the optimizer as the settings say, on the server's one engine (its
+// pool kept between jobs), reporting progress to the job. A worker
+// allocation's news goes to the client's log, once each; while the workers
+// wait on it, the job's progress says so instead of the step.
+optimize::OptimizeResult run_optimizer(const JobInputs& in, engine::facade::Engine& facade, bool measure_only, Client& client,
+                                       JobContext& job) {
+  auto logged = facade.notices().subscribe([&client](const engine::eval::AllocationNotice& n) {
     client.log(lsp::MessageType::Info, "hiera: " + n.line);
   });
-  optimize::OptimizerSetupArgs args = in.args;
-  args.allocation_notices = notices;
-  optimize::OptimizerSetup setup = optimize::make_optimizer_setup(args, json::object(), exe, "hiera lsp", ".hiera/runs");
-  optimize::OptimizeOptions options = setup.options;
-  options.configuration = in.settings.is_object() ? in.settings : json::object();
-  options.target = in.symbol.target;
-  options.measure_only = measure_only;
-  // Before the pool: its workers start waiting for their allocation at once.
-  optimize::AllocationProgress progress(notices, [&](const optimize::OptimizeProgress& p) {
+  engine::facade::RunRequest request;
+  request.target = in.symbol.target;
+  request.spec_configuration = in.settings.is_object() ? in.settings : json::object();
+  request.measure_only = measure_only;
+  return facade.run({in.args, json::object()}, request, [&](const optimize::OptimizeProgress& p) {
     const bool counting = !measure_only && !p.step.empty() && p.budget > 0;
     const std::optional<int> percentage =
         measure_only ? std::nullopt : std::optional<int>(counting ? std::min(100, 100 * p.tried / p.budget) : 0);
@@ -94,13 +85,7 @@ optimize::OptimizeResult run_optimizer(const JobInputs& in, const std::filesyste
     } else {
       job.report(measure_only ? p.message : progress_text(p), percentage);
     }
-  });
-  engine::eval::WorkerPool pool(setup.pool);
-  optimize::Optimizer optimizer(pool, *setup.knowledge, setup.proposers);
-  auto result = optimizer.run(options, progress.callback(), job.cancellation());
-  progress.stop();
-  pool.shutdown();
-  return result;
+  }, job.cancellation());
 }
 
 std::string report_of(const optimize::OptimizeResult& result) {
@@ -119,9 +104,9 @@ std::optional<std::string> dead_llm(const optimize::OptimizeResult& result) {
   return reason;
 }
 
-JobResult optimize_job(const JobInputs& in, const std::filesystem::path& exe,
-                       const std::shared_ptr<MeasurementStore>& store, Client& client, JobContext& job) {
-  const auto result = run_optimizer(in, exe, false, client, job);
+JobResult optimize_job(const JobInputs& in, engine::facade::Engine& facade, const std::shared_ptr<MeasurementStore>& store,
+                       Client& client, JobContext& job) {
+  const auto result = run_optimizer(in, facade, false, client, job);
   const std::string& symbol = in.symbol.symbol;
   const std::string uri = in.symbol.document->uri();
   JobResult out;
@@ -157,9 +142,9 @@ JobResult optimize_job(const JobInputs& in, const std::filesystem::path& exe,
   return out;
 }
 
-JobResult profile_job(const JobInputs& in, const std::filesystem::path& exe, const std::shared_ptr<MeasurementStore>& store,
+JobResult profile_job(const JobInputs& in, engine::facade::Engine& facade, const std::shared_ptr<MeasurementStore>& store,
                       Client& client, JobContext& job) {
-  const auto result = run_optimizer(in, exe, true, client, job);
+  const auto result = run_optimizer(in, facade, true, client, job);
   JobResult out;
   out.report_path = report_of(result);
   if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}};
@@ -175,21 +160,9 @@ JobResult profile_job(const JobInputs& in, const std::filesystem::path& exe, con
 
 json show_spec(const JobInputs& in, const FeatureContext& context) {
   const auto& target = in.symbol.target;
-  engine::spec::SpecInputs inputs;  // as the optimizer builds it before probing
-  inputs.target = target.name();
-  inputs.kind = target.kind;
-  inputs.source = target.source;
-  inputs.configuration = in.settings.is_object() ? in.settings : json::object();
-  const auto built = engine::spec::build_spec(inputs);
-  std::string markdown = "# Task spec: " + target.name() + "\n\n" + built.spec.to_markdown();
-  json problems = json::array();
-  if (!built.ok()) {
-    markdown += "\n## Problems\n\n";
-    for (const auto& p : built.problems) {
-      markdown += "- " + p.to_string() + "\n";
-      problems.push_back(p.to_string());
-    }
-  }
+  const auto page = engine::facade::Engine::show_spec(target, in.settings);
+  const std::string& markdown = page.markdown;
+  json problems = page.problems;
   const std::filesystem::path file = std::filesystem::path(in.args.runs_dir) / "specs" /
                                      (in.symbol.path.filename().string() + "." + in.symbol.symbol + ".md");
   std::string written;
@@ -218,7 +191,12 @@ json show_spec(const JobInputs& in, const FeatureContext& context) {
 }  // namespace
 
 SymbolJobs::SymbolJobs(std::shared_ptr<MeasurementStore> measurements, std::filesystem::path hiera_executable)
-    : measurements_(std::move(measurements)), exe_(std::move(hiera_executable)) {}
+    : SymbolJobs(std::move(measurements),
+                 std::make_shared<engine::facade::Engine>(engine::facade::EngineOptions{std::move(hiera_executable), "hiera lsp",
+                                                                                         ".hiera/runs"})) {}
+
+SymbolJobs::SymbolJobs(std::shared_ptr<MeasurementStore> measurements, std::shared_ptr<engine::facade::Engine> engine)
+    : measurements_(std::move(measurements)), engine_(std::move(engine)) {}
 
 std::vector<std::string> SymbolJobs::commands() const {
   return {"hiera.optimizeSymbol", "hiera.profileSymbol", "hiera.showSpec"};
@@ -236,8 +214,9 @@ json SymbolJobs::execute_command(const std::string& command, const json& argumen
     if (refresh) client->request("workspace/codeLens/refresh", nullptr, [](const ClientRequests::Outcome&) {});
   };
   const std::string id =
-      context.jobs.start(title, [in, exe = exe_, store = measurements_, optimizing, client, refresh_lenses](JobContext& job) {
-        JobResult result = optimizing ? optimize_job(*in, exe, store, *client, job) : profile_job(*in, exe, store, *client, job);
+      context.jobs.start(title, [in, facade = engine_, store = measurements_, optimizing, client, refresh_lenses](JobContext& job) {
+        JobResult result =
+            optimizing ? optimize_job(*in, *facade, store, *client, job) : profile_job(*in, *facade, store, *client, job);
         if (result.on_applied) {
           result.on_applied = [applied = std::move(result.on_applied), refresh_lenses] {
             applied();

@@ -13,13 +13,17 @@
 //   worker), answered as {"markdown", "path", "problems"}, written to
 //   <runs dir>/specs/<file>.<symbol>.md and shown (window/showDocument where
 //   the client has it, else window/showMessage with the path).
-// Jobs read the settings (optimizer_settings.h) when they start. A worker
+// Every job runs on one engine facade (engine/facade/engine.h) kept for the
+// feature's life, the server's: its worker pool starts with the first job and
+// serves the jobs after it, restarted only when the settings give other
+// workers. Jobs read the settings (optimizer_settings.h) when they start. A worker
 // allocation's news (a Slurm job submitted, pending, running, cancelled) is a
 // window/logMessage (Info) each; while workers wait on a pending one, the
 // job's $/progress reports "waiting: <the line>" instead of the step.
 #include <filesystem>
 #include <memory>
 
+#include "engine/facade/engine.h"
 #include "server/features/feature.h"
 #include "server/state/measurement_store.h"
 
@@ -30,6 +34,9 @@ class SymbolJobs final : public Feature {
   // `hiera_executable`: the default worker is `<it> worker`, and the knowledge
   // directory is found next to it.
   SymbolJobs(std::shared_ptr<MeasurementStore> measurements, std::filesystem::path hiera_executable);
+  // On a given engine (tests: to see its pool reused).
+  SymbolJobs(std::shared_ptr<MeasurementStore> measurements, std::shared_ptr<engine::facade::Engine> engine);
+  const std::shared_ptr<engine::facade::Engine>& engine() const { return engine_; }
 
   std::vector<std::string> commands() const override;
   nlohmann::json execute_command(const std::string& command, const nlohmann::json& arguments,
@@ -37,7 +44,7 @@ class SymbolJobs final : public Feature {
 
  private:
   std::shared_ptr<MeasurementStore> measurements_;
-  std::filesystem::path exe_;
+  std::shared_ptr<engine::facade::Engine> engine_;
 };
 
 }  // namespace hiera::server

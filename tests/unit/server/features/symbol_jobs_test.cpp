@@ -59,6 +59,9 @@ class SymbolJobsTest : public ::testing::Test {
   hiera::testing::TempDirectory dir{"hiera-symbol-jobs-"};
   hiera::testing::MemoryTransport transport;
   std::shared_ptr<MeasurementStore> store = std::make_shared<MeasurementStore>();
+  // The server's one engine, held here too to see its pool.
+  std::shared_ptr<engine::facade::Engine> facade =
+      std::make_shared<engine::facade::Engine>(engine::facade::EngineOptions{HIERA_BIN, "hiera lsp", ".hiera/runs"});
   std::unique_ptr<LspServer> server;
   std::future<int> exit_code;
   hiera::testing::HttpTestServer llm;
@@ -77,7 +80,7 @@ class SymbolJobsTest : public ::testing::Test {
     server_options.client_request_timeout = std::chrono::milliseconds(20000);
     server = std::make_unique<LspServer>(transport, server_options);
     server->add_feature(std::make_unique<JobCommands>());
-    server->add_feature(std::make_unique<SymbolJobs>(store, HIERA_BIN));
+    server->add_feature(std::make_unique<SymbolJobs>(store, facade));
     exit_code = std::async(std::launch::async, [this] { return server->run(); });
     call("initialize", {{"processId", nullptr}, {"capabilities", caps}, {"initializationOptions", options}});
     transport.push_message(notification("initialized"));
@@ -283,6 +286,19 @@ TEST_F(SymbolJobsTest, ProfileMeasuresTheReferenceOnlyAndRecordsIt) {
   EXPECT_EQ(m->kernels[0].fraction, 1.0);
   EXPECT_FALSE(m->verified_speedup);
   EXPECT_TRUE(fs::exists(job_status(id)["reportPath"].get<std::string>()));
+}
+
+TEST_F(SymbolJobsTest, JobsReuseTheServersWorkerPool) {
+  start();
+  for (int i = 0; i < 2; ++i) {
+    command("hiera.profileSymbol", symbol_arg());
+    answer(wait_method("window/workDoneProgress/create"), nullptr);
+    const auto progress = progress_until_end();
+    EXPECT_EQ(progress.back()["message"], "scale: 0.1 ms (p10-p90 0.095-0.11 ms) on Fake GPU");
+  }
+  EXPECT_EQ(facade->pools_started(), 1);  // one pool, started by the first job, kept for the second
+  EXPECT_EQ(command("hiera.showSpec", symbol_arg())["result"]["problems"], json::array());
+  EXPECT_EQ(facade->pools_started(), 1);
 }
 
 TEST_F(SymbolJobsTest, ANewMeasurementAsksTheClientToRefreshItsLenses) {
