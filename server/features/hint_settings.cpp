@@ -22,6 +22,13 @@ bool known_rule(const std::string& id) {
   return false;
 }
 
+// "unknown rule \"x\" (known: cuda.uncoalesced_access, ...)": what it accepts, in the rules' order.
+std::string unknown_rule(const std::string& id) {
+  std::string known;
+  for (const auto& rule : analysis::hint_rules()) known += (known.empty() ? "" : ", ") + std::string(rule.id);
+  return "unknown rule " + nlohmann::json(id).dump() + " (known: " + known + ")";
+}
+
 }  // namespace
 
 bool HintSettings::shows(const analysis::Hint& hint) const { return enabled && !disabled.contains(hint.rule); }
@@ -54,7 +61,7 @@ HintSettings parse_hint_settings(const nlohmann::json& hints) {
           out.problems.push_back("settings: hints.disabled: " + id.dump() + " is not a rule id");
           continue;
         }
-        if (!known_rule(id.get<std::string>())) out.problems.push_back("settings: hints.disabled: unknown rule " + id.dump());
+        if (!known_rule(id.get<std::string>())) out.problems.push_back("settings: hints.disabled: " + unknown_rule(id.get<std::string>()));
         out.disabled.insert(id.get<std::string>());
       }
     }
@@ -70,7 +77,7 @@ HintSettings parse_hint_settings(const nlohmann::json& hints) {
                                  " is not one of \"error\", \"warning\", \"information\", \"hint\"");
           continue;
         }
-        if (!known_rule(id)) out.problems.push_back("settings: hints.severity: unknown rule \"" + id + "\"");
+        if (!known_rule(id)) out.problems.push_back("settings: hints.severity: " + unknown_rule(id));
         out.severity[id] = *parsed;
       }
     }

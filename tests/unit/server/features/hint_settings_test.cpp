@@ -49,8 +49,15 @@ TEST(HintSettings, WhatIsNotUnderstoodIsIgnoredAndNamed) {
             (std::vector<std::string>{
                 "settings: hints.enabled must be true or false, got 1",
                 "settings: hints.disabled: 3 is not a rule id",
-                "settings: hints.disabled: unknown rule \"cuda.typo\"",
+                "settings: hints.disabled: unknown rule \"cuda.typo\" (known: cuda.uncoalesced_access, cuda.missing_restrict, "
+                "cuda.shared_bank_conflict, cuda.atomic_in_loop, cuda.block_size, cuda.missing_bounds_check, cuda.double_in_loop, "
+                "cuda.launch_in_loop, torch.fusable_elementwise_chain, torch.handwritten_softmax, torch.handwritten_attention, "
+                "torch.handwritten_layer_norm, torch.host_sync, torch.python_loop, torch.contiguous_copy)",
                 "settings: hints.severity.torch.host_sync: \"fatal\" is not one of \"error\", \"warning\", \"information\", \"hint\""}));
+  const auto severity_rule = parse_hint_settings({{"severity", {{"cuda.nope", "hint"}}}}).problems;
+  ASSERT_EQ(severity_rule.size(), 1u);
+  EXPECT_EQ(severity_rule[0].rfind("settings: hints.severity: unknown rule \"cuda.nope\" (known: cuda.uncoalesced_access, ", 0), 0u)
+      << severity_rule[0];
   EXPECT_EQ(parse_hint_settings(json::array()).problems, std::vector<std::string>{"settings: hints must be an object, got []"});
   EXPECT_EQ(parse_hint_settings({{"disabled", "cuda.block_size"}}).problems,
             std::vector<std::string>{"settings: hints.disabled must be a list of rule ids, got \"cuda.block_size\""});
