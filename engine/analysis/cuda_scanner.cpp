@@ -210,8 +210,13 @@ class CudaScanner {
       }
       const std::uint32_t name = function_name(head);
       if (name != kNone && !has_top_level(head, "=", name)) return function(head, name, k);
-      // A struct, enum or initializer body: skipped whole (member functions
-      // are not analysed).
+      // A class, struct or union body is a scope like a namespace: its member
+      // functions (host code that launches kernels, often) are analysed.
+      if (is_class_head(head)) {
+        ++transparent;
+        return k + 1;
+      }
+      // An enum or initializer body: skipped whole.
       const std::uint32_t close = match(k, size());
       if (close == size()) problem(scan_.code[k].span(), "unclosed '{'");
       std::uint32_t next = std::min(close + 1, size());
@@ -231,6 +236,17 @@ class CudaScanner {
   }
 
   static constexpr std::uint32_t kNone = static_cast<std::uint32_t>(-1);
+
+  // `struct S`, `class C : public B`, `template <...> struct S`, `union U`;
+  // not `enum class E`, not `struct S s = {...}`.
+  bool is_class_head(TokenRange head) const {
+    for (std::uint32_t k = head.begin; k < head.end; ++k) {
+      const auto t = text(k);
+      if (t == "enum" || t == "=" || t == "(") return false;
+      if (t == "struct" || t == "class" || t == "union") return !has_top_level(head, "=", head.end);
+    }
+    return false;
+  }
 
   bool has_top_level(TokenRange r, std::string_view what, std::uint32_t before) const {
     int depth = 0;

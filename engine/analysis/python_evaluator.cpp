@@ -234,7 +234,10 @@ void PythonEvaluator::statement_(const PyStmt& s) {
     case PyStmtKind::Try:
     case PyStmtKind::Except:
     case PyStmtKind::Finally:
-      if (!s.value.empty() && s.kind != PyStmtKind::Except) evaluate(s.value);
+    case PyStmtKind::Match:
+    case PyStmtKind::Case:
+      // A case's pattern binds names rather than computing a value: not evaluated.
+      if (!s.value.empty() && s.kind != PyStmtKind::Except && s.kind != PyStmtKind::Case) evaluate(s.value);
       ++branch_depth_;
       run(s.body);
       --branch_depth_;

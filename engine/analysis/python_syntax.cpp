@@ -132,7 +132,7 @@ class StatementParser {
     if (first == "async") first = view_.text(line.begin + 1);
     const bool compound = first == "if" || first == "elif" || first == "else" || first == "for" || first == "while" ||
                           first == "with" || first == "try" || first == "except" || first == "finally" ||
-                          first == "def" || first == "class";
+                          first == "def" || first == "class" || soft_keyword_header(line, first);
     if (!compound) {
       for (const auto& part : view_.split_top(line, ";")) {
         if (!part.empty()) out.push_back(simple(part, ind));
@@ -141,6 +141,14 @@ class StatementParser {
     }
     out.push_back(compound_statement(line, ind, li));
     return out;
+  }
+
+  // `match subject:` and `case pattern:` (Python 3.10): `match` and `case` are keywords only
+  // there, so `match = 1` or `case(x)` stay expressions; a header ends in ':', an expression never does.
+  bool soft_keyword_header(PyRange line, std::string_view first) const {
+    if ((first != "match" && first != "case") || line.end - line.begin < 3 || !view_.is(line.end - 1, ":")) return false;
+    const std::string_view second = view_.text(line.begin + 1);
+    return second != "=" && second != "." && second != ":" && second != "," && second != ")" && second != "]";
   }
 
   PyStmt compound_statement(PyRange line, std::uint32_t ind, std::size_t& li) {
@@ -190,7 +198,8 @@ class StatementParser {
     } else {
       s.kind = word == "if" ? PyStmtKind::If : word == "elif" ? PyStmtKind::Elif : word == "else" ? PyStmtKind::Else
              : word == "while" ? PyStmtKind::While : word == "with" ? PyStmtKind::With : word == "try" ? PyStmtKind::Try
-             : word == "except" ? PyStmtKind::Except : PyStmtKind::Finally;
+             : word == "except" ? PyStmtKind::Except : word == "match" ? PyStmtKind::Match
+             : word == "case" ? PyStmtKind::Case : PyStmtKind::Finally;
       s.value = head;
     }
     if (colon >= line.end) problem(view_.span({line.end - 1, line.end}), "expected ':' after the header");

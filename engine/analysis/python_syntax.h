@@ -23,7 +23,8 @@ struct PyRange {
 };
 
 enum class PyStmtKind {
-  Expr, Assign, AugAssign, Return, If, Elif, Else, For, While, With, Try, Except, Finally, Def, Class, Import, Pass, Other
+  Expr, Assign, AugAssign, Return, If, Elif, Else, For, While, With, Try, Except, Finally, Match, Case, Def, Class, Import,
+  Pass, Other
 };
 
 struct PyStmt {
