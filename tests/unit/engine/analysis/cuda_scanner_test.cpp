@@ -187,10 +187,13 @@ TEST(CudaScannerTest, HeadsCutShortAndStrayBraces) {
   EXPECT_EQ(s.scan.problems[1].message, "unclosed '(' in the parameter list of 'k'");
 }
 
-TEST(CudaScannerTest, StructBodiesAndInitializersAreSkipped) {
-  const Scanned s("struct P { __device__ float f() { return 1; } };\nint table[] = {1, 2};\n__global__ void k() {}\n");
-  ASSERT_EQ(s.scan.functions.size(), 1u);
-  EXPECT_EQ(s.scan.functions[0].name, "k");
+TEST(CudaScannerTest, StructBodiesAreScopesAndInitializersAreSkipped) {
+  const Scanned s("struct P { __device__ float f() { return 1; } };\nint table[] = {1, 2};\nenum class E { A, B };\n"
+                  "__global__ void k() {}\n");
+  ASSERT_EQ(s.scan.functions.size(), 2u);
+  EXPECT_EQ(s.scan.functions[0].name, "f");  // a member function, found inside its struct
+  EXPECT_EQ(s.scan.functions[1].name, "k");
+  EXPECT_TRUE(s.scan.problems.empty());
 }
 
 TEST(CudaScannerTest, EvaluateConstantReadsOnlyTheSizeGrammar) {
