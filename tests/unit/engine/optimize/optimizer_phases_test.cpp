@@ -17,6 +17,7 @@
 #include "engine/propose/knowledge/knowledge_proposer.h"
 #include "engine/propose/prompt_builder.h"
 #include "temp_directory.h"
+#include "annotated_kernel.h"
 
 namespace hiera::engine::optimize {
 namespace {
@@ -24,16 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-const std::string kKernel =
-    "// hiera: size N=1024\n"
-    "// hiera: arg x input float32[N]\n"
-    "// hiera: arg y output float32[N]\n"
-    "// hiera: arg n scalar int32 = N\n"
-    "// hiera: launch grid=N/256 block=256\n"
-    "__global__ void scale(const float* x, float* y, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) y[i] = 2.0f * x[i];\n"
-    "}\n";
+const std::string kKernel = hiera::testing::annotated_scale_kernel();
 
 const std::string kModule =
     "import torch\n"

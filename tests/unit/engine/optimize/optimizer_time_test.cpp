@@ -11,6 +11,7 @@
 
 #include "engine/optimize/optimizer.h"
 #include "temp_directory.h"
+#include "annotated_kernel.h"
 
 namespace hiera::engine::optimize {
 namespace {
@@ -19,16 +20,7 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using eval::PhaseTime;
 
-const std::string kKernel =
-    "// hiera: size N=1024\n"
-    "// hiera: arg x input float32[N]\n"
-    "// hiera: arg y output float32[N]\n"
-    "// hiera: arg n scalar int32 = N\n"
-    "// hiera: launch grid=N/256 block=256\n"
-    "__global__ void scale(const float* x, float* y, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) y[i] = 2.0f * x[i];\n"
-    "}\n";
+const std::string kKernel = hiera::testing::annotated_scale_kernel();
 
 // Every candidate a different (equivalent) kernel, so none is a repeat.
 class ScriptedProposer : public propose::Proposer {

@@ -19,6 +19,7 @@
 #include "server/features/job_commands.h"
 #include "server/lsp_server.h"
 #include "temp_directory.h"
+#include "annotated_kernel.h"
 
 namespace hiera::server {
 namespace {
@@ -29,16 +30,7 @@ using hiera::testing::notification;
 using hiera::testing::request;
 namespace fs = std::filesystem;
 
-const std::string kKernel =
-    "// hiera: size N=1024\n"
-    "// hiera: arg x input float32[N]\n"
-    "// hiera: arg y output float32[N]\n"
-    "// hiera: arg n scalar int32 = N\n"
-    "// hiera: launch grid=N/256 block=256\n"
-    "__global__ void scale(const float* x, float* y, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) y[i] = 2.0f * x[i];\n"
-    "}\n";
+const std::string kKernel = hiera::testing::annotated_scale_kernel();
 
 const std::string kFaster =
     "__global__ void scale(const float* __restrict__ x, float* __restrict__ y, int n) {\n"
