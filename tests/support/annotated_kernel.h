@@ -18,4 +18,13 @@ inline std::string annotated_scale_kernel() {
          "}\n";
 }
 
+// A correct candidate for annotated_scale_kernel(), its text made distinct by `variant`
+// (so a run does not take it for a repeat).
+inline std::string scale_kernel_variant(int variant) {
+  return "__global__ void scale(const float* __restrict__ x, float* __restrict__ y, int n) {\n"
+         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < n) y[i] = x[i] + x[i];  // variant " +
+         std::to_string(variant) + "\n}\n";
+}
+
 }  // namespace hiera::testing

@@ -34,9 +34,7 @@ class ScriptedProposer : public propose::Proposer {
       c.space = request.space;
       c.region = request.region;
       c.kernel = "scale";
-      c.source = "__global__ void scale(const float* __restrict__ x, float* __restrict__ y, int n) {\n"
-                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                 "  if (i < n) y[i] = x[i] + x[i];  // variant " + std::to_string(calls_++) + "\n}\n";
+      c.source = hiera::testing::scale_kernel_variant(calls_++);
       out.push_back(std::move(c));
     }
     return out;
