@@ -111,8 +111,16 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
     result["device"] = device ? json{{"index", device->index}, {"name", device->name}, {"cc", device->cc()}} : json(nullptr);
     if (!device) result["cuda_error"] = s.no_device_reason;
     const PythonEnvironment& python = s.python_environment();
+    // With a GPU the runner starts before torch's version is asked, so the two
+    // `import torch` (seconds each) overlap instead of adding up.
+    const bool runner_started_here = device && !s.runner && !s.torch;
+    if (runner_started_here) {
+      s.runner = std::make_unique<PythonRunner>(python);
+      s.runner->warm_up(kVersion);
+    }
     if (!s.torch) s.torch = torch_version(python.python);
     result["pytorch"] = *s.torch ? json{{"python", python.python}, {"torch", **s.torch}} : json(nullptr);
+    if (runner_started_here && !*s.torch) s.runner.reset();  // no torch: the runner cannot serve
     if (device && *s.torch && !s.runner) {
       s.runner = std::make_unique<PythonRunner>(python);
       s.runner->warm_up(kVersion);
