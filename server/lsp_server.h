@@ -19,7 +19,7 @@
 #include "server/documents/document_store.h"
 #include "server/features/feature.h"
 #include "server/jobs/job_manager.h"
-#include "server/settings.h"
+#include "server/state/settings.h"
 #include "server/transport/transport.h"
 
 namespace hiera::server {

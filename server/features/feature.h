@@ -11,7 +11,7 @@
 #include "server/client/client.h"
 #include "server/documents/document_store.h"
 #include "server/jobs/job_manager.h"
-#include "server/settings.h"
+#include "server/state/settings.h"
 
 namespace hiera::server {
 

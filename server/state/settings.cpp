@@ -1,4 +1,4 @@
-#include "server/settings.h"
+#include "server/state/settings.h"
 
 namespace hiera::server {
 
