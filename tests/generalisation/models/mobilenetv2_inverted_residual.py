@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~4 ms (128 x 32 x 56 x 56 input, expand x6 to 192 channels: 308 MB hidden tensors through 1x1 conv, BN, ReLU6, depthwise 3x3, BN, ReLU6, 1x1 project, BN, residual ~10 passes of 0.3-0.6 GB; GEMM work small)
+# eager on H200, estimated: ~4 ms (128 x 32 x 56 x 56 input, expand x6 to 192 channels: 308 MB hidden tensors through 1x1 conv, BN, ReLU6, depthwise 3x3, BN, ReLU6, 1x1 project, BN, residual ~10 passes of 0.3-0.6 GB; GEMM work small; measured 1.8 ms eager, torch 2.11)
 """A MobileNetV2 InvertedResidual (stride 1, expand ratio 6, residual): nn.Sequential of
 Conv2d 1x1 - BatchNorm2d - ReLU6, depthwise Conv2d 3x3 (groups = hidden) - BatchNorm2d -
 ReLU6, Conv2d 1x1 - BatchNorm2d; x + conv(x). BatchNorm in eval mode (self.eval() in __init__)."""

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~4 ms (6304 tokens x 768: in_proj 22 + out_proj 7 + MLP 59 GFLOP fp32 ~1.8 ms; attention per image 197 x 197, 2 x 2.4 GFLOP; LayerNorms, GELU and residuals over 19-77 MB tensors ~1 ms; launch overheads)
+# eager on H200, estimated: ~4 ms (6304 tokens x 768: in_proj 22 + out_proj 7 + MLP 59 GFLOP fp32 ~1.8 ms; attention per image 197 x 197, 2 x 2.4 GFLOP; LayerNorms, GELU and residuals over 19-77 MB tensors ~1 ms; launch overheads; measured 2.7 ms eager, torch 2.11)
 """A ViT encoder block (torchvision style): pre-LayerNorm, nn.MultiheadAttention with
 batch_first=True and need_weights=False, an MLP with nn.GELU, residual adds. The block is
 put in eval mode in __init__ (its dropouts, p=0.1, are inactive)."""

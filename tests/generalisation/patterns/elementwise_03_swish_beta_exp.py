@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~4 ms (1 GB input; SiLU as x * torch.sigmoid(x) 2 passes, swish with a learned beta via 1 / (1 + exp(-beta x)) 4 passes, a final add: ~7 passes of ~2 GB)
+# eager on H200, estimated: ~4 ms (1 GB input; SiLU as x * torch.sigmoid(x) 2 passes, swish with a learned beta via 1 / (1 + exp(-beta x)) 4 passes, a final add: ~7 passes of ~2 GB; measured 4.5 ms eager, torch 2.11)
 """SiLU and a swish with a learnable per-feature beta, both spelled out:
 x * torch.sigmoid(x) + x / (1 + torch.exp(-self.beta * x))."""
 import torch

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~4 ms (537 MB activations and a 537 MB second input; per-channel scale, per-row shift, where on a sign test, mixed Python scalars: ~7 passes of ~1 GB)
+# eager on H200, estimated: ~4 ms (537 MB activations and a 537 MB second input; per-channel scale, per-row shift, where on a sign test, mixed Python scalars: ~7 passes of ~1 GB; measured 2.7 ms eager, torch 2.11)
 """Mixed scalars and broadcasts: x * gamma (1, C, 1, 1) + shift (N, 1, 1, 1) input, a
 torch.where on (x > 0) choosing between y and 0.2 * y (a leaky ReLU by hand), then
 blended with a second input: 0.7 * out + 0.3 * skip - 1e-3."""

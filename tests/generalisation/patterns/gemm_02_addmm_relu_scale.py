@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (8192 x 2048 x 4096 fp32 addmm = 137 GFLOP ~2.8 ms; relu_ and mul_ in place over 134 MB ~0.1 ms)
+# eager on H200, estimated: ~3 ms (8192 x 2048 x 4096 fp32 addmm = 137 GFLOP ~2.8 ms; relu_ and mul_ in place over 134 MB ~0.1 ms; measured 2.9 ms eager, torch 2.11)
 """A linear layer spelled with its own parameters: torch.addmm(self.bias, x, self.weight.t()),
 then in-place relu_ and a scalar mul_."""
 import math

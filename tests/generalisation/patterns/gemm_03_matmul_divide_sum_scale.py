@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~6 ms (16384 x 4096 x 2048 fp32 matmul = 275 GFLOP ~5.5 ms; divide, row sum and scale over 134 MB ~0.2 ms)
+# eager on H200, estimated: ~6 ms (16384 x 4096 x 2048 fp32 matmul = 275 GFLOP ~5.5 ms; divide, row sum and scale over 134 MB ~0.2 ms; measured 5.6 ms eager, torch 2.11)
 """KernelBench-style matmul chain: torch.matmul(x, self.weight.T) / 2, sum over dim 1 with
 keepdim, times a scaling factor; output (batch, 1)."""
 import torch

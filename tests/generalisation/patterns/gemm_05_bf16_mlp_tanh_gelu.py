@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (bf16 GEMMs 16384 x 4096 x 11008 and back: 2 x 1.48 TFLOP on tensor cores ~2.5 ms; tanh-GELU over a 360 MB bf16 hidden ~0.3 ms)
+# eager on H200, estimated: ~3 ms (bf16 GEMMs 16384 x 4096 x 11008 and back: 2 x 1.48 TFLOP on tensor cores ~2.5 ms; tanh-GELU over a 360 MB bf16 hidden ~0.3 ms; measured 4.0 ms eager, torch 2.11)
 """A transformer MLP in bfloat16 with raw parameters: F.linear(x, w1, b1), F.gelu with
 approximate="tanh", F.linear(h, w2, b2)."""
 import torch

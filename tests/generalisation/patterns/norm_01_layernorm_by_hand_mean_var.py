@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (512 MB activations; mean, subtract, var, add eps, sqrt, divide, scale, shift ~8 passes of ~1 GB)
+# eager on H200, estimated: ~3 ms (512 MB activations; mean, subtract, var, add eps, sqrt, divide, scale, shift ~8 passes of ~1 GB; measured 1.9 ms eager, torch 2.11)
 """LayerNorm over the last dim written by hand: x.mean(-1, keepdim=True),
 x.var(-1, keepdim=True, unbiased=False), (x - mean) / torch.sqrt(var + eps) * weight + bias."""
 import torch

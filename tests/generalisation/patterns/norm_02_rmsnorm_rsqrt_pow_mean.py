@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~2 ms (512 MB activations; pow, mean, add eps, rsqrt, multiply, scale ~5 passes of ~1 GB)
+# eager on H200, estimated: ~2 ms (512 MB activations; pow, mean, add eps, rsqrt, multiply, scale ~5 passes of ~1 GB; measured 1.2 ms eager, torch 2.11)
 """RMSNorm as in most LLM code: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight."""
 import torch
 import torch.nn as nn

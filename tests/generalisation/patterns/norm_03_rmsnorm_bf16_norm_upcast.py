@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~2.5 ms (256 MB bf16 input upcast to 512 MB fp32; torch.norm, scale by sqrt(d), divide, downcast, weight ~6 passes)
+# eager on H200, estimated: ~2.5 ms (256 MB bf16 input upcast to 512 MB fp32; torch.norm, scale by sqrt(d), divide, downcast, weight ~6 passes; measured 1.4 ms eager, torch 2.11)
 """RMSNorm in bfloat16 with an fp32 upcast and torch.norm instead of mean of squares:
 x.float() / (x.float().norm(dim=-1, keepdim=True) * d ** -0.5 + eps), cast back with
 .type_as(x), times a bf16 weight."""

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (537 MB NCHW activations; permute to NHWC, F.layer_norm over C on a non-contiguous view, permute back and .contiguous() ~3 passes of ~1 GB plus the strided read)
+# eager on H200, estimated: ~3 ms (537 MB NCHW activations; permute to NHWC, F.layer_norm over C on a non-contiguous view, permute back and .contiguous() ~3 passes of ~1 GB plus the strided read; measured 3.4 ms eager, torch 2.11)
 """LayerNorm over the channel dim of an NCHW tensor as vision code writes it:
 x.permute(0, 2, 3, 1), F.layer_norm(x, (C,), weight, bias), permute(0, 3, 1, 2).contiguous()."""
 import torch

@@ -1,10 +1,10 @@
-# eager on H200, estimated: ~1.5 ms (537 MB activations; cuDNN batch norm in inference mode then ReLU, 2 passes of ~1 GB)
+# eager on H200, estimated: ~1.5 ms (1.07 GB activations; cuDNN batch norm in inference mode then an in-place ReLU, 2 passes of ~2 GB; measured 1.2 ms eager, torch 2.11)
 """nn.BatchNorm2d in eval mode (running statistics, set to non-trivial values in __init__;
 the module calls self.eval() in __init__) followed by nn.ReLU(inplace=True)."""
 import torch
 import torch.nn as nn
 
-batch_size = 64
+batch_size = 128
 channels = 128
 height = 128
 width = 128

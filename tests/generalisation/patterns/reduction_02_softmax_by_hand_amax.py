@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (1 GB input; amax read, subtract, exp, sum read, divide: ~4 passes of 2 GB)
+# eager on H200, estimated: ~3 ms (1 GB input; amax read, subtract, exp, sum read, divide: ~4 passes of 2 GB; measured 2.6 ms eager, torch 2.11)
 """Softmax over the last dim by hand: x - x.amax(-1, keepdim=True), .exp(), divided by its
 sum(-1, keepdim=True), with an in-place exp_ and div_."""
 import torch

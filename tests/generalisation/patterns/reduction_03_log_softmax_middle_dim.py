@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~2 ms (1 GB input (B, C, L), log_softmax over the strided middle dim C, read + write ~2 GB)
+# eager on H200, estimated: ~2 ms (1 GB input (B, C, L), log_softmax over the strided middle dim C, read + write ~2 GB; measured 1.6 ms eager, torch 2.11)
 """Per-position class log-probabilities of a segmentation-like output: F.log_softmax over
 dim=1 of a (B, C, L) tensor (a reduction over a middle, strided dim)."""
 import torch

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (2 GB input (B, T, F); mean, max and var over the middle dim T, three reading passes, then a tiny stack)
+# eager on H200, estimated: ~3 ms (2 GB input (B, T, F); mean, max and var over the middle dim T, three reading passes, then a tiny stack; measured 1.6 ms eager, torch 2.11)
 """Pooling statistics over the time axis of a (B, T, F) sequence: torch.mean(x, 1),
 torch.max(x, dim=1)[0], torch.var(x, 1) (unbiased), stacked to (B, 3, F)."""
 import torch

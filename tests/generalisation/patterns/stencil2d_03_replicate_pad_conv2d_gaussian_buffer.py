@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3 ms (512 MB single-channel images; F.pad replicate copy ~1 GB, a 1->1 channel 5x5 cuDNN conv on a constant buffer ~1.5 ms)
+# eager on H200, estimated: ~3 ms (512 MB single-channel images; F.pad replicate copy ~1 GB, a 1->1 channel 5x5 cuDNN conv on a constant buffer ~1.5 ms; measured 3.4 ms eager, torch 2.11)
 """Gaussian blur of single-channel images: the 5x5 kernel is the outer product of a 1D
 Gaussian, built in __init__ and registered as a buffer; F.pad(mode="replicate") then F.conv2d."""
 import torch

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~4 ms (3 fields of 16 x 1024 x 1024 = 201 MB; reflect pad, grouped 3x3 conv to 6 channels 403 MB, squares, add, sqrt ~10 passes)
+# eager on H200, estimated: ~4 ms (3 fields of 16 x 1024 x 1024 = 201 MB; reflect pad, grouped 3x3 conv to 6 channels 403 MB, squares, add, sqrt ~10 passes; measured 2.0 ms eager, torch 2.11)
 """Gradient magnitude of several fields at once: a Sobel x / y pair per field as a grouped
 conv2d (groups = fields) with a weight buffer repeated in __init__, F.pad(mode="reflect"),
 then sqrt(gx^2 + gy^2) with channels split by slicing."""

@@ -1,4 +1,4 @@
-# eager on H200, estimated: ~3.5 ms (512^3 fp32 = 537 MB; six shifted-slice adds, a scale and a subtract over the interior, ~8 passes of ~1 GB)
+# eager on H200, estimated: ~3.5 ms (512^3 fp32 = 537 MB; six shifted-slice adds, a scale and a subtract over the interior, ~8 passes of ~1 GB; measured 3.4 ms eager, torch 2.11)
 """7-point Laplacian on the interior of one 3D grid (D, H, W) with shifted slices, scaled by
 1/h^2; the output is the (D-2, H-2, W-2) interior."""
 import torch
