@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/eval/profile_result.h"
+
 namespace hiera::engine::eval {
 
 using nlohmann::json;
@@ -257,7 +259,14 @@ ProfileResult parse_profile(const json& result) {
   if (const json* kernels = field(result, "kernels"); !kernels || !kernels->is_array()) {
     malformed("profile.kernels must be an array");
   }
-  return ProfileResult{result, std::nullopt, {}};
+  ProfileResult profile;
+  profile.raw = result;
+  try {
+    profile.profile = read_kernel_profile(result);
+  } catch (const MalformedResult& error) {
+    profile.unreadable = error.what();
+  }
+  return profile;
 }
 
 CaptureResult parse_capture(const json& result) {

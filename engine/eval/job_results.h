@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/kernel_profile.h"
 #include "engine/eval/lost_attempt.h"
 #include "engine/eval/worker_failure.h"
 
@@ -161,9 +162,16 @@ struct DeviceProbe {
   bool ok() const { return !job_failure; }
 };
 
-// The `profile` method's result as the worker sent it (engine/plan parses
-// the kernels and metrics for the planner), or why there is none.
+// The `profile` method's result: the kernels and counters, typed
+// (profile_result.h reads them), or why there are none.
 struct ProfileResult {
+  // Empty when the job failed, or when a kernel or a counter does not have the
+  // shape JOB_PROTOCOL.md gives it: `unreadable` then names the field, and the
+  // job itself still counts as ok (the planner falls back to one region).
+  std::optional<KernelProfile> profile;
+  std::string unreadable;
+  // The result as the worker sent it, for the records only (the run log,
+  // OptimizeResult::reference_profile): engine code reads `profile`.
   nlohmann::json raw;  // {"kernels": [...], "metrics": {...}}
   std::optional<WorkerFailure> job_failure;
   JobRecord record;

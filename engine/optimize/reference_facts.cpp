@@ -1,7 +1,6 @@
 #include "engine/optimize/reference_facts.h"
 
 #include "engine/knowledge/probe_check.h"
-#include "engine/plan/worker_profile.h"
 #include "engine/propose/prompt_builder.h"
 
 namespace hiera::engine::optimize {
@@ -74,17 +73,16 @@ std::optional<Ending> time_baseline(RunContext& run, eval::EvaluationClient& cli
   return std::nullopt;
 }
 
-propose::ReferenceProfile prompt_profile(const json& worker_profile) {
+propose::ReferenceProfile prompt_profile(const KernelProfile& worker_profile) {
   propose::ReferenceProfile out;
-  const json metrics = worker_profile.value("metrics", json::object());
-  if (metrics.contains("dram_throughput_pct")) {
-    out.counters = propose::ReferenceProfile::Counters{metrics.value("dram_throughput_pct", 0.0),
-                                                       metrics.value("sm_throughput_pct", 0.0),
-                                                       metrics.value("achieved_occupancy_pct", 0.0)};
+  if (worker_profile.counters) {
+    out.counters = propose::ReferenceProfile::Counters{worker_profile.counters->dram_throughput_pct,
+                                                       worker_profile.counters->sm_throughput_pct,
+                                                       worker_profile.counters->achieved_occupancy_pct};
   }
-  for (const auto& k : worker_profile.value("kernels", json::array())) {
+  for (const ProfiledKernel& k : worker_profile.kernels) {
     if (out.kernels.size() == static_cast<std::size_t>(propose::kPromptKernels)) break;  // all the prompt shows
-    out.kernels.push_back({k.value("name", std::string("?")), k.value("calls", 0), k.value("mean_ns", 0.0)});
+    out.kernels.push_back({k.name, k.calls, static_cast<double>(k.mean_ns)});
   }
   return out;
 }
@@ -103,10 +101,16 @@ void profile_reference(RunContext& run, eval::EvaluationClient& client, Referenc
   if (profile.ok()) {
     result.reference_profile = profile.raw;
     result.profiled_calls = work.runs;
-    try {
-      regions = plan::regions_from_profile(plan::parse_profile(profile.raw), work, facts.ceilings);
-    } catch (const std::exception& e) {
-      run.decide("the reference's profile could not be read (" + std::string(e.what()) + "): one whole-module region");
+    std::string unreadable = profile.unreadable;
+    if (profile.profile) {
+      try {
+        regions = plan::regions_from_profile(*profile.profile, work, facts.ceilings);
+      } catch (const std::exception& e) {
+        unreadable = e.what();
+      }
+    }
+    if (!unreadable.empty()) {
+      run.decide("the reference's profile could not be read (" + unreadable + "): one whole-module region");
     }
   } else {
     run.decide("no profile of the reference (" + profile.job_failure->message + "): one whole-module region");
@@ -120,7 +124,7 @@ void profile_reference(RunContext& run, eval::EvaluationClient& client, Referenc
     regions.push_back(module);
   }
   run.log->write("profile", {{"ok", profile.ok()}, {"regions", regions.size()}, {"worker_profile", profile.raw}});
-  if (profile.ok()) facts.profile = prompt_profile(profile.raw);
+  if (profile.profile) facts.profile = prompt_profile(*profile.profile);
 }
 
 void capture_op_graph(RunContext& run, eval::EvaluationClient& client, ReferenceFacts& facts) {

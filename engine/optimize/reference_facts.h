@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/kernel_profile.h"
 #include "engine/eval/evaluation_client.h"
 #include "engine/graph/op_graph.h"
 #include "engine/knowledge/knowledge_base.h"
@@ -57,7 +58,7 @@ std::optional<Ending> time_baseline(RunContext& run, eval::EvaluationClient& cli
 void profile_reference(RunContext& run, eval::EvaluationClient& client, ReferenceFacts& facts);
 // facts.op_graph from the capture job, when the worker sent one that parses.
 void capture_op_graph(RunContext& run, eval::EvaluationClient& client, ReferenceFacts& facts);
-// The worker's profile result (JOB_PROTOCOL.md `profile`) as the prompt's counters and kernels.
-propose::ReferenceProfile prompt_profile(const nlohmann::json& worker_profile);
+// The worker's profile (ProfileResult::profile) as the prompt's counters and kernels.
+propose::ReferenceProfile prompt_profile(const KernelProfile& worker_profile);
 
 }  // namespace hiera::engine::optimize

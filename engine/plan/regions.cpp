@@ -44,7 +44,7 @@ std::optional<std::size_t> claiming_op(const std::vector<OpWork>& ops, const std
   return std::nullopt;
 }
 
-Region whole_module(const Profile& profile, const TaskWork& work, double kernel_ms, double module_ms,
+Region whole_module(const KernelProfile& profile, const TaskWork& work, double kernel_ms, double module_ms,
                     std::int64_t calls) {
   Region region;
   region.name = "whole module";
@@ -76,7 +76,7 @@ Region whole_module(const Profile& profile, const TaskWork& work, double kernel_
 
 }  // namespace
 
-std::vector<Region> regions_from_profile(const Profile& profile, const TaskWork& work, const Ceilings& ceilings) {
+std::vector<Region> regions_from_profile(const KernelProfile& profile, const TaskWork& work, const Ceilings& ceilings) {
   if (work.runs < 1) throw std::invalid_argument("the profile must cover at least one run of the reference");
   std::int64_t total_ns = 0, calls = 0;
   for (const ProfiledKernel& kernel : profile.kernels) {

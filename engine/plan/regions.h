@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/plan/roofline.h"
-#include "engine/plan/worker_profile.h"
+#include "engine/common/kernel_profile.h"
 
 namespace hiera::engine::plan {
 
@@ -47,6 +47,6 @@ struct TaskWork {
 // left out; an op whose families ran no kernel forms no region (its work
 // still counts against the module's totals). Throws std::invalid_argument
 // when runs is below 1.
-std::vector<Region> regions_from_profile(const Profile& profile, const TaskWork& work, const Ceilings& ceilings);
+std::vector<Region> regions_from_profile(const KernelProfile& profile, const TaskWork& work, const Ceilings& ceilings);
 
 }  // namespace hiera::engine::plan

@@ -426,18 +426,21 @@ TEST(OptimizerPhaseParts, CandidatesPerRoundIsTheOptionOrOnePerWorker) {
 }
 
 TEST(OptimizerPhaseParts, PromptProfileReadsTheWorkersCountersAndKernels) {
-  json kernels = json::array();
-  for (int i = 0; i < 10; ++i) kernels.push_back({{"name", "k" + std::to_string(i)}, {"calls", i}, {"mean_ns", 1500.0}});
-  const json worker = {{"metrics", {{"dram_throughput_pct", 81.25}, {"sm_throughput_pct", 40.0}, {"achieved_occupancy_pct", 62.5}}},
-                       {"kernels", kernels}};
+  KernelProfile worker;
+  for (int i = 0; i < 10; ++i) worker.kernels.push_back({"k" + std::to_string(i), std::nullopt, std::nullopt, i, 1500 * i, 1500});
+  worker.counters = ProfileCounters{81.25, 40.0, 62.5};
   propose::ReferenceProfile profile = prompt_profile(worker);
   ASSERT_TRUE(profile.counters);
   EXPECT_EQ(profile.counters->dram_throughput_pct, 81.25);
+  EXPECT_EQ(profile.counters->achieved_occupancy_pct, 62.5);
   ASSERT_EQ(profile.kernels.size(), static_cast<std::size_t>(propose::kPromptKernels));
   EXPECT_EQ(profile.kernels[3].name, "k3");
   EXPECT_EQ(profile.kernels[3].calls, 3);
-  EXPECT_FALSE(prompt_profile({{"metrics", {{"unavailable", "no"}}}, {"kernels", json::array()}}).counters);
-  EXPECT_TRUE(prompt_profile(json::object()).kernels.empty());
+  EXPECT_EQ(profile.kernels[3].mean_ns, 1500.0);
+  KernelProfile unavailable;
+  unavailable.metrics_unavailable = "no";
+  EXPECT_FALSE(prompt_profile(unavailable).counters);
+  EXPECT_TRUE(prompt_profile(KernelProfile{}).kernels.empty());
 
   profile.reference_ms = 0.25;
   profile.gpu = "NVIDIA H200";

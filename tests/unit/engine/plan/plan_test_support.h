@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/eval/profile_result.h"
 #include "engine/knowledge/recipe.h"
 #include "engine/plan/planner.h"
 #include "engine/plan/regions.h"
 #include "engine/plan/roofline.h"
-#include "engine/plan/worker_profile.h"
 
 #ifndef HIERA_SOURCE_DIR
 #error "HIERA_SOURCE_DIR must name the source tree (the unit test target defines it)"
@@ -68,7 +68,7 @@ inline TaskWork task_work(const nlohmann::json& fixture, bool with_ops = true) {
 
 inline std::vector<Region> fixture_regions(const std::string& name, bool with_ops = true) {
   const nlohmann::json fixture = load_fixture(name);
-  return regions_from_profile(parse_profile(fixture.at("profile")), task_work(fixture, with_ops),
+  return regions_from_profile(eval::read_kernel_profile(fixture.at("profile")), task_work(fixture, with_ops),
                               probe_ceilings(fixture));
 }
 

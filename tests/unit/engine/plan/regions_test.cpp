@@ -95,14 +95,14 @@ TEST(RegionsTest, ALaunchBoundModuleIsOneWholeModuleRegion) {
   const json fixture = load_fixture("tiny_mlp_launch_bound_h200.json");
   TaskWork work = testing::task_work(fixture);
   work.module_ms.reset();
-  const std::vector<Region> kernels_only = regions_from_profile(parse_profile(fixture["profile"]), work, h200());
+  const std::vector<Region> kernels_only = regions_from_profile(eval::read_kernel_profile(fixture["profile"]), work, h200());
   ASSERT_EQ(kernels_only.size(), 1u);
   EXPECT_NEAR(kernels_only[0].measured_ms, 0.09088, 1e-12);
   EXPECT_EQ(kernels_only[0].note, "one region for the whole module: its launches cost at least half its time");
 }
 
 TEST(RegionsTest, OpsClaimTheirFamiliesAndTheRestShareWhatIsLeft) {
-  Profile profile;
+  KernelProfile profile;
   profile.kernels = {kernel("nvjet_sss_128x128_gemm", 2, 800000), kernel("cunn_SoftMaxForward", 2, 300000),
                      kernel("vectorized_elementwise_kernel<add>", 2, 100000)};
   TaskWork work;
@@ -144,7 +144,7 @@ TEST(RegionsTest, OpsClaimTheirFamiliesAndTheRestShareWhatIsLeft) {
 }
 
 TEST(RegionsTest, KernelsNoFamilyNamesWithoutATaskPattern) {
-  Profile profile;
+  KernelProfile profile;
   profile.kernels = {kernel("my_kernel_a", 1, 500000), kernel("my_kernel_b", 1, 400000), kernel("idle", 1, 0)};
   const std::vector<Region> regions = regions_from_profile(profile, TaskWork{}, h200());
   ASSERT_EQ(regions.size(), 1u);
@@ -156,10 +156,10 @@ TEST(RegionsTest, KernelsNoFamilyNamesWithoutATaskPattern) {
 }
 
 TEST(RegionsTest, EmptyProfilesAndBadRuns) {
-  EXPECT_TRUE(regions_from_profile(Profile{}, TaskWork{}, h200()).empty());
+  EXPECT_TRUE(regions_from_profile(KernelProfile{}, TaskWork{}, h200()).empty());
   TaskWork work;
   work.runs = 0;
-  EXPECT_THROW(regions_from_profile(Profile{}, work, h200()), std::invalid_argument);
+  EXPECT_THROW(regions_from_profile(KernelProfile{}, work, h200()), std::invalid_argument);
 }
 
 }  // namespace
