@@ -111,7 +111,7 @@ void write_outputs(const fs::path& out_dir, const std::vector<engine::bench::Pro
 }
 
 int write_report_only(const std::vector<engine::bench::Problem>& problems, const fs::path& out_dir,
-                      const std::vector<std::string>& baselines, const std::string& suite,
+                      const std::vector<std::string>& baselines, bool explicit_baselines, const std::string& suite,
                       const std::vector<std::string>& command_line) {
   std::vector<engine::bench::ProblemResult> results;
   for (const auto& problem : problems) {
@@ -134,6 +134,14 @@ int write_report_only(const std::vector<engine::bench::Problem>& problems, const
   info.date = engine::bench::iso8601_utc(std::chrono::system_clock::now());
   info.command = joined_command(command_line);
   info.baselines = baselines;
+  // Without --baseline, the records say what was measured: a torch.compile
+  // column whenever any result has a compile speed-up.
+  if (!explicit_baselines) {
+    const bool compiled = std::any_of(results.begin(), results.end(), [](const auto& r) { return r.speedup_compile.has_value(); });
+    if (compiled && std::find(info.baselines.begin(), info.baselines.end(), "compile") == info.baselines.end()) {
+      info.baselines.push_back("compile");
+    }
+  }
   const std::string report = engine::bench::bench_report_markdown(results, info, suite);
   try {
     write_outputs(out_dir, results, info, report);
@@ -153,7 +161,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
   auto* cmd = app.add_subcommand("bench", "Run a KernelBench-format suite and print the fast_p table");
   cmd->add_option("dir", args.dir, "Suite directory: problems (*.py defining Model) in it and in subfolders (groups)")->required();
   cmd->add_option("--out", args.out, "Output directory (default: .hiera/bench/<DIR's name>)");
-  cmd->add_option("--baseline", args.baselines, "Baselines to time side by side: eager (always), compile (torch.compile)");
+  cmd->add_option("--baseline", args.baselines, "Baselines to time side by side: eager (always), compile (torch.compile)")
+      ->each([&args](const std::string&) { args.baselines_given = true; });
   cmd->add_option("--filter", args.filter, "Only problems whose group/name this regular expression matches");
   cmd->add_flag("--force", args.force, "Run every problem again, even those with a result from this commit and these options");
   add_optimizer_options(*cmd, args.optimizer, "Copies of the default worker command (default: one per GPU, else 1)");
@@ -188,7 +197,7 @@ int run_bench(const BenchArgs& args, const char* argv0, const std::vector<std::s
   const fs::path out_dir = !args.out.empty() ? fs::path(args.out)
                                              : fs::path(".hiera/bench") / suite_name(args.dir);
 
-  if (args.report_only) return write_report_only(problems, out_dir, baselines, suite_name(args.dir), command_line);
+  if (args.report_only) return write_report_only(problems, out_dir, baselines, args.baselines_given, suite_name(args.dir), command_line);
 
   // Allocations' news: pending and running show in the progress line; the
   // rest, and everything with --quiet, as lines on stderr (above the line).

@@ -26,6 +26,7 @@ struct BenchArgs {
   std::string dir;
   std::string out;                   // default: .hiera/bench/<DIR's name>
   std::string baselines = "eager";   // comma-separated: eager, compile
+  bool baselines_given = false;      // --baseline was on the command line (--report-only reads them from the records otherwise)
   std::string filter;                // regular expression over "group/name"
   bool force = false;
   bool quiet = false;

@@ -113,5 +113,29 @@ TEST(BenchUsage, ABadConfigurationStopsItWithExitOne) {
   EXPECT_NE(llm.err.find("cannot read the configuration"), std::string::npos) << llm.err;
 }
 
+// --report-only on a machine without the GPU: without --baseline, the
+// records decide the columns, so a suite measured against torch.compile is
+// reported against it (it was reported against eager alone before).
+TEST(BenchReportOnly, TheRecordsSayWhichBaselinesWereMeasured) {
+  hiera::testing::TempDirectory dir("hiera-bench-report-only-");
+  fs::create_directories(dir.path() / "suite" / "patterns");
+  std::ofstream(dir.path() / "suite" / "patterns" / "attention.py")
+      << "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out / "problems" / "patterns");
+  fs::copy_file(std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/bench/problem_result_with_compile.json",
+                out / "problems" / "patterns" / "attention.json");
+  const auto r = run_process({HIERA_BIN, "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only"}, "");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("- Problems: 1, 1 correct; baselines: eager, compile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Geometric mean speed-up: **1.32x** over eager, **0.70x** over torch.compile."), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("reported 1 of 1 problem(s)"), std::string::npos) << r.err;
+  // Asked for eager alone, it reports eager alone.
+  const auto eager = run_process(
+      {HIERA_BIN, "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only", "--baseline", "eager"}, "");
+  EXPECT_EQ(eager.exit_code, 0) << eager.err;
+  EXPECT_NE(eager.out.find("- Problems: 1, 1 correct; baselines: eager\n"), std::string::npos) << eager.out;
+}
+
 }  // namespace
 }  // namespace hiera::cli
