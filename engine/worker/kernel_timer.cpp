@@ -35,7 +35,7 @@ void KernelTimer::flush_l2() {
   check_cuda(cudaMemsetAsync(flush_, static_cast<int>(flush_value_), flush_bytes_, stream_), "flushing L2");
 }
 
-double KernelTimer::time_once(const Run& run) {
+double KernelTimer::time_one(const Run& run) {
   flush_l2();
   check_cuda(cudaEventRecord(start_, stream_), "recording a timing event");
   run(stream_);
@@ -48,28 +48,32 @@ double KernelTimer::time_once(const Run& run) {
 }
 
 TimingStats KernelTimer::time(const Run& run, int trials, int warmup) {
-  for (int i = 0; i < warmup; ++i) time_once(run);
+  for (int i = 0; i < warmup; ++i) time_one(run);
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(trials));
-  for (int i = 0; i < trials; ++i) samples.push_back(time_once(run));
+  for (int i = 0; i < trials; ++i) samples.push_back(time_one(run));
   return summarize_timings(std::move(samples));
 }
 
 std::pair<TimingStats, TimingStats> KernelTimer::time_interleaved(const Run& a, const Run& b, int trials, int warmup) {
+  return interleave([&] { return time_one(a); }, [&] { return time_one(b); }, trials, warmup);
+}
+
+std::pair<TimingStats, TimingStats> KernelTimer::interleave(const Sample& a, const Sample& b, int trials, int warmup) {
   for (int i = 0; i < warmup; ++i) {
-    time_once(a);
-    time_once(b);
+    a();
+    b();
   }
   std::vector<double> samples_a, samples_b;
   samples_a.reserve(static_cast<std::size_t>(trials));
   samples_b.reserve(static_cast<std::size_t>(trials));
   for (int i = 0; i < trials; ++i) {
     if (i % 2 == 0) {
-      samples_a.push_back(time_once(a));
-      samples_b.push_back(time_once(b));
+      samples_a.push_back(a());
+      samples_b.push_back(b());
     } else {
-      samples_b.push_back(time_once(b));
-      samples_a.push_back(time_once(a));
+      samples_b.push_back(b());
+      samples_a.push_back(a());
     }
   }
   return {summarize_timings(std::move(samples_a)), summarize_timings(std::move(samples_b))};

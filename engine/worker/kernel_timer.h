@@ -17,6 +17,8 @@ namespace hiera::worker {
 class KernelTimer {
  public:
   using Run = std::function<void(cudaStream_t)>;
+  // One timed sample of a subject, however it is taken (here, or in another process).
+  using Sample = std::function<double()>;
 
   // Allocates the flush buffer (2 x l2_bytes); throws CudaFailure.
   KernelTimer(std::size_t l2_bytes, std::chrono::milliseconds run_limit);
@@ -27,9 +29,12 @@ class KernelTimer {
   TimingStats time(const Run& run, int trials, int warmup = 3);
   // Alternates the order (a b, b a, ...) so neither always runs right after a flush's tail.
   std::pair<TimingStats, TimingStats> time_interleaved(const Run& a, const Run& b, int trials, int warmup = 3);
+  // The same order over two samplers: one subject may be timed elsewhere.
+  static std::pair<TimingStats, TimingStats> interleave(const Sample& a, const Sample& b, int trials, int warmup = 3);
+  // One timed run: flush, start event, the run, stop event, device synchronised; milliseconds.
+  double time_one(const Run& run);
 
  private:
-  double time_once(const Run& run);
   void flush_l2();
 
   void* flush_ = nullptr;

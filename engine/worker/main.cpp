@@ -16,6 +16,7 @@
 
 #include "engine/common/process_protection.h"
 #include "engine/worker/job_server.h"
+#include "engine/worker/kernel_host_main.h"
 #include "engine/worker/worker_service.h"
 #include "hiera/version.h"
 
@@ -30,8 +31,6 @@ std::filesystem::path default_cache_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // exec made us dumpable again: a candidate of the same user must not read our memory or attach to us.
-  hiera::engine::make_undumpable();
   CLI::App app{"hiera-worker: GPU evaluation worker (the job protocol on stdin/stdout)"};
   app.set_version_flag("--version", std::string("hiera-worker ") + hiera::kVersion);
   int device = 0;
@@ -40,7 +39,15 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "CUDA device index")->check(CLI::NonNegativeNumber);
   app.add_option("--cache-dir", cache_dir, "cache directory (default $XDG_CACHE_HOME/hiera or ~/.cache/hiera)");
   app.add_option("--python", python, "python3 for PyTorch jobs (default: scripts/find-torch-python)");
+  bool kernel_host = false;
+  int parent = 0;
+  app.add_flag("--kernel-host", kernel_host, "run one CUDA candidate for the worker --parent (started by the worker itself)");
+  app.add_option("--parent", parent, "the worker's pid (with --kernel-host)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
+  // The host makes itself undumpable after its user namespace's maps are written (they need it dumpable).
+  if (kernel_host) return hiera::worker::run_kernel_host(device, parent);
+  // exec made us dumpable again: a candidate of the same user must not read our memory or attach to us.
+  hiera::engine::make_undumpable();
 
   // A runner that dies while we write to it must not take the worker with it.
   std::signal(SIGPIPE, SIG_IGN);

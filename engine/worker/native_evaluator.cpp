@@ -17,6 +17,7 @@
 #include "engine/worker/cupti_tracer.h"
 #include "engine/worker/driver_api.h"
 #include "engine/worker/input_generator.h"
+#include "engine/worker/kernel_host.h"
 #include "engine/worker/kernel_module.h"
 #include "engine/worker/kernel_timer.h"
 #include "engine/worker/output_checks.h"
@@ -38,6 +39,40 @@ constexpr std::chrono::milliseconds kDefaultLaunchLimit{20000};
 // is rejected only when it beats a ceiling by more than that margin.
 constexpr double kBandwidthSlack = 0.80;
 constexpr double kComputeSlack = 0.70;
+// A kernel host creates its CUDA context before it is ready: seconds at most.
+constexpr std::chrono::milliseconds kHostReadyLimit{60000};
+// The host's event time for a timed run lies inside the worker's wall time
+// around that request; beyond this margin the report is impossible.
+constexpr double kTimingToleranceMs = 0.1;
+
+// A kernel host's failure is the candidate's: classified like a CUDA failure,
+// but the worker's own context is untouched, so never "context lost".
+template <typename F>
+auto in_host(F&& f) {
+  try {
+    return f();
+  } catch (const KernelHostError& e) {
+    const auto kind = e.kind() == KernelHostError::Kind::Timeout       ? CudaFailure::Kind::Timeout
+                      : e.kind() == KernelHostError::Kind::OutOfMemory ? CudaFailure::Kind::OutOfMemory
+                                                                       : CudaFailure::Kind::Runtime;
+    throw CudaFailure(kind, e.what(), false);
+  }
+}
+
+// One kernel-host pool per device, for the life of this process: its spare is
+// started from the main thread, where every job runs (die_with_parent needs it).
+KernelHostPool& kernel_hosts(int device) {
+  static std::map<int, std::unique_ptr<KernelHostPool>> pools;
+  auto& pool = pools[device];
+  if (!pool) pool = std::make_unique<KernelHostPool>([device] { return KernelHost::start(device); });
+  return *pool;
+}
+
+// A timed run whose host-reported time cannot be true.
+class ImpossibleTiming : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 std::string format_bytes(std::uint64_t bytes) {
   std::ostringstream out;
@@ -173,6 +208,7 @@ struct Evaluation {
   json trials = json::array();
   std::optional<json> timing;
   std::optional<double> speed_of_light_ms;
+  std::optional<json> sandbox;  // the kernel host's protections, as the PyTorch path reports them
   bool restart = false;
   PhaseClock phases;
 
@@ -193,6 +229,7 @@ struct Evaluation {
     if (failures.empty() && timing) out["timing"] = *timing;
     if (failures.empty() && speed_of_light_ms) out["speed_of_light_ms"] = *speed_of_light_ms;
     if (restart) out["restart"] = true;
+    if (sandbox) out["sandbox"] = *sandbox;
     out["phases_ms"] = phases.to_json();
     return out;
   }
@@ -266,6 +303,57 @@ class Trial {
     wait_for_stream(nullptr, limit, "running the candidate (" + which_run + ")");
   }
 
+  // The candidate's buffers exported to `host` (CUDA IPC), which then runs the
+  // candidate on them; released again when the trial ends.
+  void attach(KernelHost& host, std::chrono::milliseconds limit) {
+    std::vector<std::string> handles;
+    host_launch_ = {};
+    host_launch_.dims = candidate_dims_;
+    for (auto& s : args_) {
+      kernel_host::LaunchArg arg;
+      if (s.arg->is_array()) {
+        cudaIpcMemHandle_t handle{};
+        check_cuda(cudaIpcGetMemHandle(&handle, s.candidate.ptr()), "exporting '" + s.arg->name + "' to the kernel host");
+        arg.buffer = handles.size();
+        handles.emplace_back(reinterpret_cast<const char*>(&handle), sizeof handle);
+      } else {
+        arg.bytes.assign(reinterpret_cast<const char*>(s.scalar.data()), s.scalar.size());
+      }
+      host_launch_.args.push_back(std::move(arg));
+    }
+    in_host([&] { host.map(handles, limit); });
+    host_ = &host;
+    limit_ = limit;
+  }
+  ~Trial() {
+    if (!host_ || !host_->usable()) return;
+    try {
+      host_->map({}, limit_);  // before our buffers are freed
+    } catch (const KernelHostError&) {
+    }
+  }
+  Trial(const Trial&) = delete;
+  Trial& operator=(const Trial&) = delete;
+
+  // Through the attached host; the worker's own work on the buffers first done.
+  void run_candidate(std::chrono::milliseconds limit, const std::string& which_run) {
+    check_cuda(cudaDeviceSynchronize(), "finishing the candidate's inputs before its " + which_run);
+    in_host([&] { host_->launch(host_launch_, limit, "running the candidate (" + which_run + ")"); });
+  }
+  // One timed candidate run in the host; its reported time checked against the wall time around it.
+  double time_candidate(std::chrono::milliseconds limit) {
+    check_cuda(cudaDeviceSynchronize(), "finishing the worker's work before a timed candidate run");
+    const KernelHost::Timed t = in_host([&] { return host_->launch_timed(host_launch_, limit, "timing the candidate"); });
+    if (t.reported_ms > t.wall_ms + kTimingToleranceMs) {
+      std::ostringstream message;
+      message.precision(4);
+      message << "the kernel host reported " << t.reported_ms << " ms for a timed run that took " << t.wall_ms
+              << " ms from request to reply (measured by the worker): the report is impossible";
+      throw ImpossibleTiming(message.str());
+    }
+    return t.reported_ms;
+  }
+
   // Into `saved` (check kernels only): the candidate's compared outputs after
   // its first run, or the reference's before timed runs overwrite them.
   void save_candidate_outputs() {
@@ -307,6 +395,9 @@ class Trial {
   std::deque<ArgState> args_;
   std::vector<void*> reference_params_;
   std::vector<void*> candidate_params_;
+  KernelHost* host_ = nullptr;
+  kernel_host::LaunchRequest host_launch_;
+  std::chrono::milliseconds limit_{0};
 };
 
 std::string trial_label(int index, const Trial& trial) {
@@ -394,14 +485,14 @@ const CheckKernels& load_check_kernels(const NvrtcCompiler& compiler, const Devi
 
 // Runs one trial's verification on the GPU (generated inputs, device-side
 // comparisons); returns false when a rule failed (and records it).
-bool verify_trial(int index, Trial& trial, const CudaTask& task, const KernelModule& reference,
-                  const KernelModule& candidate, const CheckKernels& checks, std::chrono::milliseconds limit,
-                  Evaluation& evaluation) {
+bool verify_trial(int index, Trial& trial, const CudaTask& task, const KernelModule& reference, KernelHost& host,
+                  const CheckKernels& checks, std::chrono::milliseconds limit, Evaluation& evaluation) {
   const std::string label = trial_label(index, trial);
+  trial.attach(host, limit);
   trial.prepare_reference();
   trial.prepare_candidate(Poison::A);
   trial.run_reference(reference, limit);
-  trial.run_candidate(candidate, limit, "first run");
+  trial.run_candidate(limit, "first run");
   trial.save_candidate_outputs();
 
   bool passed = true;
@@ -418,7 +509,7 @@ bool verify_trial(int index, Trial& trial, const CudaTask& task, const KernelMod
   }
   // The same inputs again, fresh poison of the other pattern.
   trial.prepare_candidate(Poison::B);
-  trial.run_candidate(candidate, limit, "second run");
+  trial.run_candidate(limit, "second run");
 
   json trial_json = {{"seed", trial.seed()}, {"distribution", to_string(trial.distribution())}, {"sizes", sizes_json(trial.sizes())}};
   double max_abs = 0.0, max_rel = 0.0;
@@ -573,8 +664,24 @@ json NativeEvaluator::evaluate(const json& params) const {
   try {
     evaluation.phases.enter("compile");
     const KernelModule reference(reference_build.cubin, reference_build.lowered_names.at(task.reference.kernel), "reference");
-    const KernelModule candidate(candidate_build.cubin, candidate_build.lowered_names.at(task.candidate.kernel), "candidate");
     const CheckKernels& checks = load_check_kernels(compiler_, device_);
+    // The candidate runs in a kernel host of its own: its device code never
+    // shares an address space with the reference, the kept outputs, the
+    // check kernels' results or the timer.
+    evaluation.phases.enter("host_start");
+    std::unique_ptr<KernelHost> host;
+    try {
+      host = kernel_hosts(device_.index).take();
+    } catch (const std::system_error& e) {
+      throw CudaFailure(CudaFailure::Kind::Runtime, std::string("cannot start the kernel host: ") + e.what(), false);
+    }
+    const kernel_host::Ready& ready = in_host([&]() -> const kernel_host::Ready& { return host->ready(kHostReadyLimit); });
+    evaluation.sandbox = json(ready.protections);
+    if (ready.cuda_error) {
+      throw CudaFailure(CudaFailure::Kind::Runtime, "the kernel host could not open the GPU: " + *ready.cuda_error, false);
+    }
+    evaluation.phases.enter("compile");
+    in_host([&] { host->load(candidate_build.cubin, candidate_build.lowered_names.at(task.candidate.kernel), limit); });
 
     evaluation.phases.enter("verify");
     std::unique_ptr<Trial> kept;  // the last trial at the main sizes, timed afterwards
@@ -583,25 +690,34 @@ json NativeEvaluator::evaluate(const json& params) const {
       kept.reset();
       kept = std::make_unique<Trial>(task, task.contract.sizes, seed + static_cast<std::uint64_t>(t), distribution_for_trial(t),
                                      &checks);
-      passed = verify_trial(t, *kept, task, reference, candidate, checks, limit, evaluation);
+      passed = verify_trial(t, *kept, task, reference, *host, checks, limit, evaluation);
     }
     if (passed && task.contract.second_sizes) {
       Trial second(task, *task.contract.second_sizes, seed + static_cast<std::uint64_t>(trials), distribution_for_trial(trials),
                    &checks);
-      passed = verify_trial(trials, second, task, reference, candidate, checks, limit, evaluation);
+      passed = verify_trial(trials, second, task, reference, *host, checks, limit, evaluation);
     }
     if (!passed) return evaluation.to_json();
 
     evaluation.phases.enter("time");
     KernelTimer timer(device_.l2_bytes, limit);
     Trial& timed = *kept;
+    timed.attach(*host, limit);  // again: the second shape's trial had the host's mapping
     timed.save_reference_outputs();
     timed.prepare_reference();
     timed.prepare_candidate(Poison::A);
-    const auto [reference_time, candidate_time] = timer.time_interleaved(
-        [&](cudaStream_t stream) { reference.launch(timed.reference_dims(), timed.reference_params(), stream); },
-        [&](cudaStream_t stream) { candidate.launch(timed.candidate_dims(), timed.candidate_params(), stream); },
-        timing_trials);
+    // Rounds interleaved across the process boundary: the reference timed
+    // here, the candidate in its host (the same flush and events there).
+    std::pair<TimingStats, TimingStats> times;
+    try {
+      times = KernelTimer::interleave(
+          [&] { return timer.time_one([&](cudaStream_t stream) { reference.launch(timed.reference_dims(), timed.reference_params(), stream); }); },
+          [&] { return timed.time_candidate(limit); }, timing_trials);
+    } catch (const ImpossibleTiming& e) {
+      evaluation.fail("timing", e.what());
+      return evaluation.to_json();
+    }
+    const auto& [reference_time, candidate_time] = times;
     check_after_timing(timed, task, checks, timing_trials + 3, evaluation);
     evaluation.timing = json{{"reference", to_json(reference_time)},
                              {"candidate", to_json(candidate_time)},
