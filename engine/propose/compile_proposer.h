@@ -1,0 +1,53 @@
+#pragma once
+// torch.compile as a candidate: the built-in, offline proposer whose S1
+// candidates are the reference's forward compiled by torch.compile (its
+// default mode, then "max-autotune-no-cudagraphs"), verified and timed like
+// any other candidate, so what hiera delivers is never slower than what the
+// user gets from torch.compile where that passes the contract. Once hiera has
+// a verified faster module of its own (ProposalRequest::current_best_source),
+// it also proposes that module's ModelNew compiled the same way: hiera's
+// rewrites and kernels, with inductor for the rest (in any space's step).
+//
+// Each candidate is the source it starts from, verbatim, followed by a
+// `ModelNew` subclass whose forward calls the compiled forward of its base
+// (compiled on the first call, per instance). A torch without torch.compile
+// (before 2.0) fails the candidate at construction, saying so. Deterministic;
+// a source already in the run's history is not proposed again, so each one
+// is proposed once per run. Nothing for CUDA-kernel targets or for a source
+// with no `class Model`.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/propose/proposer.h"
+
+namespace hiera::engine::propose {
+
+inline constexpr const char* kCompileProposerName = "torch.compile";
+inline constexpr const char* kCompileModeDefault = "default";
+// max-autotune without CUDA graphs: a graph replay hands back the same output
+// memory on every call, which no caller that keeps two calls' outputs can use.
+inline constexpr const char* kCompileModeMaxAutotune = "max-autotune-no-cudagraphs";
+
+// The module `source` with a ModelNew whose forward is torch.compile(mode) of
+// `base`'s forward ("Model" for the reference; a candidate's ModelNew is
+// renamed first and subclassed). `mode` "default" passes no mode.
+std::string compiled_module(const std::string& source, const std::string& base, const std::string& mode);
+
+// Whether the Python source defines a top-level class of that name.
+bool defines_class(std::string_view source, std::string_view name);
+
+// The mode of the first torch.compile call in Python source outside comments
+// and strings: the string given as mode=, "default" when none is given, the
+// argument's text when it is not a string literal; nullopt when the source
+// calls no torch.compile.
+std::optional<std::string> torch_compile_mode(std::string_view source);
+
+class CompileProposer final : public Proposer {
+ public:
+  std::string name() const override { return kCompileProposerName; }
+  std::vector<Candidate> propose(const ProposalRequest& request, const CancellationToken& cancel) override;
+};
+
+}  // namespace hiera::engine::propose

@@ -1,0 +1,200 @@
+// The torch.compile proposer: its candidates' exact text (golden files under
+// tests/fixtures/propose/compile/; HIERA_UPDATE_FIXTURES=1 rewrites them from
+// the current output, for review in the diff), each proposed once per run,
+// nothing for CUDA targets or a source without Model, and how a source's
+// torch.compile mode is read back (the report uses it).
+#include "engine/propose/compile_proposer.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace hiera::engine::propose {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = fs::path(HIERA_SOURCE_DIR) / "tests" / "fixtures" / "propose" / "compile";
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void expect_golden(const std::string& actual, const std::string& name) {
+  const fs::path path = kFixtures / (name + ".py.golden");
+  if (std::getenv("HIERA_UPDATE_FIXTURES")) std::ofstream(path, std::ios::binary) << actual;
+  ASSERT_TRUE(fs::exists(path)) << "missing " << path << " (HIERA_UPDATE_FIXTURES=1 writes it)";
+  EXPECT_EQ(actual, read(path)) << name << " differs from " << path << " (HIERA_UPDATE_FIXTURES=1 rewrites it)";
+}
+
+ProposalRequest s1_request(int count = 1) {
+  ProposalRequest r;
+  r.task_name = "reference.py::Model";
+  r.language = Language::Python;
+  r.space = knowledge::Space::S1;
+  r.region = "whole graph";
+  r.reference_source = read(kFixtures / "reference.py");
+  r.count = count;
+  return r;
+}
+
+Attempt attempt_of(const Candidate& c, std::string id) {
+  Attempt a;
+  a.candidate = c;
+  a.candidate.id = std::move(id);
+  return a;
+}
+
+TEST(CompileProposer, TheReferenceCompiledInItsDefaultModeThenMaxAutotuneMatchTheirGoldenFiles) {
+  CompileProposer proposer;
+  EXPECT_EQ(proposer.name(), "torch.compile");
+  EXPECT_FALSE(proposer.proposes_for_graph());
+  const auto out = proposer.propose(s1_request(2), CancellationToken{});
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& c : out) {
+    EXPECT_EQ(c.proposer, "torch.compile");
+    EXPECT_EQ(c.space, knowledge::Space::S1);
+    EXPECT_EQ(c.region, "whole graph");
+    EXPECT_FALSE(c.rejected);
+    // The reference verbatim, then the subclass.
+    EXPECT_EQ(c.source.rfind(s1_request().reference_source, 0), 0u);
+  }
+  EXPECT_EQ(out[0].notes, "torch.compile of the reference (mode default)");
+  EXPECT_EQ(out[1].notes, "torch.compile of the reference (mode max-autotune-no-cudagraphs)");
+  expect_golden(out[0].source, "reference_default");
+  expect_golden(out[1].source, "reference_max_autotune");
+  EXPECT_EQ(torch_compile_mode(out[0].source), "default");
+  EXPECT_EQ(torch_compile_mode(out[1].source), "max-autotune-no-cudagraphs");
+}
+
+TEST(CompileProposer, EachCandidateIsProposedOncePerRun) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(1);
+  const auto first = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(torch_compile_mode(first[0].source), "default");
+  // Asked again in the same run (its history holds the first): the second mode, then nothing.
+  r.history.push_back(attempt_of(first[0], "c1"));
+  const auto second = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(torch_compile_mode(second[0].source), "max-autotune-no-cudagraphs");
+  r.history.push_back(attempt_of(second[0], "c2"));
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  // Another S1 step of the same run: still nothing new.
+  r.region = "linear";
+  r.count = 4;
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  // A new run (an empty history) proposes them again: the proposer keeps no state of its own.
+  r.history.clear();
+  EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 2u);
+}
+
+TEST(CompileProposer, NothingForCudaTargetsOrASourceWithoutModel) {
+  CompileProposer proposer;
+  ProposalRequest cuda = s1_request(2);
+  cuda.language = Language::Cuda;
+  cuda.reference_source = "__global__ void scale(float* x, float s) { x[threadIdx.x] *= s; }\n";
+  cuda.current_best_source = "__global__ void scale(float* x, float s) { x[threadIdx.x] = x[threadIdx.x] * s; }\n";
+  EXPECT_TRUE(proposer.propose(cuda, CancellationToken{}).empty());
+
+  ProposalRequest no_model = s1_request(2);
+  no_model.reference_source = "import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n";
+  EXPECT_TRUE(proposer.propose(no_model, CancellationToken{}).empty());
+  // A class whose name only starts with Model is not Model.
+  no_model.reference_source = "import torch\n\nclass ModelBase(torch.nn.Module):\n    pass\n";
+  EXPECT_TRUE(proposer.propose(no_model, CancellationToken{}).empty());
+}
+
+TEST(CompileProposer, TheReferenceIsCompiledInS1StepsOnly) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(2);
+  r.space = knowledge::Space::S2;
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  r.space = knowledge::Space::S3;
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+}
+
+TEST(CompileProposer, HierasBestSoFarIsCompiledOnceInAnyStepAndMatchesItsGoldenFile) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(1);
+  r.space = knowledge::Space::S3;
+  Candidate best;
+  best.proposer = "knowledge";
+  best.source = read(kFixtures / "best_candidate.py");
+  best.recipes = {"linear_bias_addmm"};
+  r.history.push_back(attempt_of(best, "c4"));
+  r.current_best_source = best.source;
+  const auto out = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].space, knowledge::Space::S3);
+  EXPECT_EQ(out[0].notes, "torch.compile of the best candidate so far (mode default) (c4)");
+  EXPECT_EQ(out[0].recipes, (std::vector<std::string>{"linear_bias_addmm"}));
+  expect_golden(out[0].source, "best_default");
+  EXPECT_EQ(out[0].source.rfind(best.source, 0), 0u);
+
+  // Once per run.
+  r.history.push_back(attempt_of(out[0], "c5"));
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+
+  // In an S1 step it comes after the reference's default mode.
+  ProposalRequest s1 = s1_request(3);
+  s1.current_best_source = best.source;
+  const auto three = proposer.propose(s1, CancellationToken{});
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[0].notes, "torch.compile of the reference (mode default)");
+  EXPECT_EQ(three[1].notes, "torch.compile of the best candidate so far (mode default)");
+  EXPECT_EQ(three[2].notes, "torch.compile of the reference (mode max-autotune-no-cudagraphs)");
+}
+
+TEST(CompileProposer, ABestThatIsTheReferenceOrAlreadyCompiledIsNotCompiledAgain) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(1);
+  r.space = knowledge::Space::S2;
+  r.current_best_source = r.reference_source;
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  // The best is the compiled reference itself.
+  r.current_best_source = compiled_module(r.reference_source, "Model", kCompileModeDefault);
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  // A best without ModelNew (not a module hiera could subclass).
+  r.current_best_source = "import torch\n";
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+}
+
+TEST(CompileProposer, CancellationIsHonoured) {
+  CompileProposer proposer;
+  CancellationToken cancel;
+  cancel.cancel();
+  EXPECT_THROW(proposer.propose(s1_request(), cancel), Cancelled);
+}
+
+TEST(CompileProposer, DefinesClassReadsTopLevelClassStatements) {
+  EXPECT_TRUE(defines_class("class Model(nn.Module):\n", "Model"));
+  EXPECT_TRUE(defines_class("import torch\nclass Model:\n    pass\n", "Model"));
+  EXPECT_TRUE(defines_class("x = 1\nclass  ModelNew (Model):\n", "ModelNew"));
+  EXPECT_FALSE(defines_class("class ModelNew(Model):\n", "Model"));
+  EXPECT_FALSE(defines_class("    class Model(nn.Module):\n", "Model"));  // nested: not the module's
+  EXPECT_FALSE(defines_class("# class Model(nn.Module):\n", "Model"));
+  EXPECT_FALSE(defines_class("", "Model"));
+}
+
+TEST(CompileProposer, TorchCompileModeIsReadFromTheFirstCallOutsideCommentsAndStrings) {
+  EXPECT_EQ(torch_compile_mode("y = torch.compile(model)\n"), "default");
+  EXPECT_EQ(torch_compile_mode("y = torch.compile(model, mode=\"reduce-overhead\")\n"), "reduce-overhead");
+  EXPECT_EQ(torch_compile_mode("y = torch.compile(\n    model,\n    mode='max-autotune',  # tuned\n)\n"), "max-autotune");
+  EXPECT_EQ(torch_compile_mode("y = torch.compile(f, fullgraph=True, mode=MODE)\n"), "MODE");
+  EXPECT_EQ(torch_compile_mode("y = torch.compile(f, options={'mode': 'x'}, model_mode='y')\n"), "default");
+  EXPECT_EQ(torch_compile_mode("y = torch . compile (f)\n"), "default");
+  EXPECT_EQ(torch_compile_mode("# torch.compile(f, mode='a')\ns = \"torch.compile(f)\"\n"), std::nullopt);
+  EXPECT_EQ(torch_compile_mode("s = '''\ntorch.compile(f)\n'''\nmytorch.compile(f)\n"), std::nullopt);
+  EXPECT_EQ(torch_compile_mode("x = torch.compiled(f)\ny = torch.compile\n"), std::nullopt);
+  EXPECT_EQ(torch_compile_mode("import torch\n"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace hiera::engine::propose
