@@ -15,7 +15,7 @@ void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string
                  "number of workers)")
       ->check(CLI::Range(1, 64));
   cmd.add_option("--llm", args.llm, "LLM endpoint name from the configuration, or none (default: llm.default)");
-  cmd.add_flag("--no-knowledge", args.no_knowledge, "Leave out the built-in knowledge proposer (rewrites and generated kernels)");
+  cmd.add_flag("--no-knowledge", args.no_knowledge, "Leave out the built-in proposers (knowledge rewrites and generated kernels, torch.compile)");
   cmd.add_option("--worker", args.workers,
                  "Where workers run (repeat for several): a command line, ssh://[user@]host[:port][/path/to/hiera][?gpus=N], "
                  "or slurm[:PARTITION][,gres=gpu:N][,workers=W][,mem=SIZE][,jobid=ID]...; default: hiera worker per visible GPU");

@@ -10,6 +10,7 @@
 #include "engine/eval/slurm_allocation.h"
 #include "engine/eval/worker_spec.h"
 #include "engine/knowledge/knowledge_dir.h"
+#include "engine/propose/compile_proposer.h"
 #include "engine/propose/knowledge/knowledge_proposer.h"
 #include "engine/propose/llm_proposer.h"
 
@@ -46,8 +47,10 @@ std::vector<std::shared_ptr<propose::Proposer>> make_proposers(const OptimizerSe
                                                                const std::filesystem::path& runs_dir) {
   std::vector<std::shared_ptr<propose::Proposer>> proposers;
   // The built-in proposer first: offline, deterministic, and the only one without an LLM endpoint.
+  // torch.compile next: offline and built in as well, so --no-knowledge (the built-in proposers) leaves it out too.
   if (!args.no_knowledge) {
     proposers.push_back(std::make_shared<propose::knowledge_proposer::KnowledgeProposer>(knowledge));
+    proposers.push_back(std::make_shared<propose::CompileProposer>());
   }
   auto endpoint = args.endpoint ? args.endpoint : pick_endpoint(config, args.llm);
   if (endpoint) {

@@ -30,7 +30,7 @@ struct OptimizerSetupArgs {
   std::optional<int> candidates_per_round;  // OptimizeOptions::candidates_per_round
   std::string llm;                   // an endpoint name from the configuration, or "none"; "" picks llm.default
   std::optional<llm::LlmEndpoint> endpoint;  // given whole (editor settings): used instead of `llm`
-  bool no_knowledge = false;         // leave out the built-in knowledge proposer
+  bool no_knowledge = false;         // leave out the built-in proposers (knowledge, torch.compile)
   // Shell command lines or worker specs (ssh://host, slurm:..., engine/eval/worker_spec.h);
   // default: this executable's `worker`.
   std::vector<std::string> workers;

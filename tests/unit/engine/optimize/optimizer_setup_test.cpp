@@ -26,8 +26,10 @@ TEST(EngineOptimizerSetup, WorkerArgvIsUsedAsGivenAndCommandLinesAreSplit) {
   args.llm = "none";
   const auto setup = make_optimizer_setup(args, json::object(), kExe, "test", "unused");
   EXPECT_EQ(setup.pool.commands, (std::vector<std::vector<std::string>>{{"/opt/my worker", "--flag"}, {"other", "a b"}}));
-  ASSERT_EQ(setup.proposers.size(), 1u);
+  // The built-in proposers, in turn order: the knowledge base's rewrites, then torch.compile.
+  ASSERT_EQ(setup.proposers.size(), 2u);
   EXPECT_EQ(setup.proposers[0]->name(), "knowledge");
+  EXPECT_EQ(setup.proposers[1]->name(), "torch.compile");
   EXPECT_EQ(setup.options.runs_dir, runs.path());
 }
 
