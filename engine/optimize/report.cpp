@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/propose/compile_proposer.h"
+
 namespace hiera::engine::optimize {
 
 namespace {
@@ -133,6 +135,27 @@ std::string kernelbench_text(const eval::KernelBenchVerdict& k) {
   return text;
 }
 
+std::optional<CompileUse> compile_use(const BestResult& best) {
+  const std::string& source = best.delivered_source.empty() ? best.candidate.source : best.delivered_source;
+  const std::optional<std::string> mode = propose::torch_compile_mode(source);
+  if (!mode) return std::nullopt;
+  CompileUse use{*mode, std::nullopt};
+  for (const auto& phase : best.evaluation.phases) {
+    if (phase.name == "first_call") use.first_call_s = phase.ms / 1e3;
+  }
+  return use;
+}
+
+std::string compile_use_text(const CompileUse& use) {
+  std::string text = "The delivered module calls torch.compile (mode " + use.mode + "); its first call ";
+  if (use.first_call_s) {
+    text += "took " + fixed(*use.first_call_s, *use.first_call_s < 1.0 ? 2 : 1) + " s (compilation)";
+  } else {
+    text += "compiles (its time was not measured)";
+  }
+  return text + ", later calls are timed.";
+}
+
 const char* to_string(Outcome outcome) {
   switch (outcome) {
     case Outcome::Improved: return "improved";
@@ -243,6 +266,12 @@ nlohmann::json to_json(const OptimizeResult& r) {
     best["speed_of_light_ms"] = r.best->evaluation.speed_of_light_ms ? nlohmann::json(*r.best->evaluation.speed_of_light_ms)
                                                                      : nlohmann::json(nullptr);
     best["kernelbench"] = kernelbench_json(r.best->evaluation.kernelbench);
+    best["torch_compile"] = nullptr;
+    if (const auto use = compile_use(*r.best)) {
+      best["torch_compile"] = {{"mode", use->mode},
+                               {"first_call_s", use->first_call_s ? nlohmann::json(*use->first_call_s) : nlohmann::json(nullptr)},
+                               {"note", compile_use_text(*use)}};
+    }
   }
   const Figures& f = r.figures;
   return {{"outcome", to_string(r.outcome)},
@@ -282,6 +311,7 @@ std::string to_markdown(const OptimizeResult& r) {
           "x** faster, verified again in its delivered form";
     if (!r.best->file.empty()) md += " (`" + r.best->file.filename().string() + "`)";
     md += ".\n\n";
+    if (const auto use = compile_use(*r.best)) md += compile_use_text(*use) + "\n\n";
     if (e.timing) {
       md += "| | time |\n|---|---|\n";
       md += "| reference | " + timing_text(e.timing->reference) + " |\n";

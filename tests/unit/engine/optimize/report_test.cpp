@@ -208,6 +208,45 @@ TEST(OptimizeReport, StatesTheKernelBenchCriterionOfTheDeliveredForm) {
   EXPECT_TRUE(optimize::to_json(r)["best"]["kernelbench"].is_null());
 }
 
+TEST(OptimizeReport, SaysWhenTheDeliveredModuleReliesOnTorchCompileAndWhatItsFirstCallCost) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::Improved;
+  optimize::BestResult best;
+  best.candidate.id = "c3";
+  best.candidate.proposer = "torch.compile";
+  best.speedup = 1.4;
+  best.delivered_source = "import torch\n\nclass ModelNew(Model):\n    def forward(self, x):\n"
+                          "        return torch.compile(super().forward, mode=\"max-autotune-no-cudagraphs\")(x)\n";
+  best.evaluation.verdict = eval::Verdict::Passed;
+  best.evaluation.timing = timing(1.4, 1.0, 0.01);
+  best.evaluation.phases = {{"verification", 25000.0}, {"first_call", 23456.0}};
+  r.best = best;
+  const std::string line =
+      "The delivered module calls torch.compile (mode max-autotune-no-cudagraphs); its first call took 23.5 s "
+      "(compilation), later calls are timed.";
+  const std::string md = optimize::to_markdown(r);
+  EXPECT_NE(md.find("verified again in its delivered form.\n\n" + line + "\n\n| | time |"), std::string::npos) << md;
+  const auto j = optimize::to_json(r);
+  EXPECT_EQ(j["best"]["torch_compile"], (nlohmann::json{{"mode", "max-autotune-no-cudagraphs"}, {"first_call_s", 23.456},
+                                                        {"note", line}}));
+
+  // A sub-second first call (a warm cache) keeps two decimals; without the phase the line says it was not measured.
+  EXPECT_EQ(optimize::compile_use_text({"default", 0.25}),
+            "The delivered module calls torch.compile (mode default); its first call took 0.25 s (compilation), "
+            "later calls are timed.");
+  r.best->evaluation.phases.clear();
+  EXPECT_EQ(optimize::compile_use(*r.best), (optimize::CompileUse{"max-autotune-no-cudagraphs", std::nullopt}));
+  EXPECT_NE(optimize::to_markdown(r).find("The delivered module calls torch.compile (mode max-autotune-no-cudagraphs); "
+                                          "its first call compiles (its time was not measured), later calls are timed.\n"),
+            std::string::npos);
+  EXPECT_TRUE(optimize::to_json(r)["best"]["torch_compile"]["first_call_s"].is_null());
+
+  // A module that does not call torch.compile (a comment naming it does not count): no line, null in JSON.
+  r.best->delivered_source = "import torch\n# unlike torch.compile(model)\nclass ModelNew(torch.nn.Module):\n    pass\n";
+  EXPECT_EQ(optimize::to_markdown(r).find("calls torch.compile"), std::string::npos);
+  EXPECT_TRUE(optimize::to_json(r)["best"]["torch_compile"].is_null());
+}
+
 TEST(OptimizeReport, StatesBothErrorsWhenHierasVerdictAndKernelBenchsDisagree) {
   optimize::OptimizeResult r;
   r.outcome = optimize::Outcome::Improved;
