@@ -380,6 +380,41 @@ void from_json(const json& j, CodeLensParams& v) {
   v.textDocument = required_field<TextDocumentIdentifier>(j, "textDocument");
 }
 
+void to_json(json& j, const DocumentSymbol& v) {
+  j = {{"name", v.name}, {"kind", v.kind}, {"range", v.range}, {"selectionRange", v.selectionRange}};
+  put_optional(j, "detail", v.detail);
+  if (!v.children.empty()) j["children"] = v.children;
+}
+
+void from_json(const json& j, DocumentSymbolParams& v) {
+  expect_object(j);
+  v.textDocument = required_field<TextDocumentIdentifier>(j, "textDocument");
+}
+
+void to_json(json& j, const SymbolInformation& v) {
+  j = {{"name", v.name}, {"kind", v.kind}, {"location", v.location}};
+  put_optional(j, "containerName", v.containerName);
+}
+
+void from_json(const json& j, WorkspaceSymbolParams& v) {
+  expect_object(j);
+  v.query = required_field<std::string>(j, "query");
+}
+
+void to_json(json& j, const InlayHint& v) {
+  j = {{"position", v.position}, {"label", v.label}};
+  put_optional(j, "kind", v.kind);
+  put_optional(j, "tooltip", v.tooltip);
+  if (v.paddingLeft) j["paddingLeft"] = true;
+  if (v.paddingRight) j["paddingRight"] = true;
+}
+
+void from_json(const json& j, InlayHintParams& v) {
+  expect_object(j);
+  v.textDocument = required_field<TextDocumentIdentifier>(j, "textDocument");
+  v.range = required_field<Range>(j, "range");
+}
+
 void from_json(const json& j, TextEdit& v) {
   expect_object(j);
   v.range = required_field<Range>(j, "range");

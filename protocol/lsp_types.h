@@ -116,6 +116,48 @@ struct CodeLensParams {
   TextDocumentIdentifier textDocument;
 };
 
+// The views of a document: outline, inlay hints, go to definition, symbol search.
+enum class SymbolKind {
+  File = 1, Module = 2, Namespace = 3, Package = 4, Class = 5, Method = 6, Property = 7, Field = 8,
+  Constructor = 9, Enum = 10, Interface = 11, Function = 12, Variable = 13, Constant = 14, String = 15,
+  Number = 16, Boolean = 17, Array = 18, Object = 19, Key = 20, Null = 21, EnumMember = 22, Struct = 23,
+  Event = 24, Operator = 25, TypeParameter = 26
+};
+struct DocumentSymbol {
+  std::string name;
+  std::optional<std::string> detail;
+  SymbolKind kind = SymbolKind::Function;
+  Range range;           // the whole construct
+  Range selectionRange;  // its name, inside `range`
+  std::vector<DocumentSymbol> children;  // sent only when not empty
+};
+struct DocumentSymbolParams {
+  TextDocumentIdentifier textDocument;
+};
+// Sent as workspace/symbol's answer: a SymbolInformation, which is also a 3.17 WorkspaceSymbol.
+struct SymbolInformation {
+  std::string name;
+  SymbolKind kind = SymbolKind::Function;
+  Location location;
+  std::optional<std::string> containerName;
+};
+struct WorkspaceSymbolParams {
+  std::string query;
+};
+enum class InlayHintKind { Type = 1, Parameter = 2 };
+struct InlayHint {
+  Position position;
+  std::string label;
+  std::optional<InlayHintKind> kind;
+  std::optional<std::string> tooltip;  // plain text
+  bool paddingLeft = false;
+  bool paddingRight = false;
+};
+struct InlayHintParams {
+  TextDocumentIdentifier textDocument;
+  Range range;
+};
+
 struct TextEdit {
   Range range;
   std::string newText;
@@ -266,6 +308,12 @@ void to_json(json& j, const Command& v);
 void from_json(const json& j, CodeLens& v);
 void to_json(json& j, const CodeLens& v);
 void from_json(const json& j, CodeLensParams& v);
+void to_json(json& j, const DocumentSymbol& v);
+void from_json(const json& j, DocumentSymbolParams& v);
+void to_json(json& j, const SymbolInformation& v);
+void from_json(const json& j, WorkspaceSymbolParams& v);
+void to_json(json& j, const InlayHint& v);
+void from_json(const json& j, InlayHintParams& v);
 void from_json(const json& j, TextEdit& v);
 void to_json(json& j, const TextEdit& v);
 void to_json(json& j, const TextDocumentEdit& v);

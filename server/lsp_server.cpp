@@ -250,6 +250,7 @@ json LspServer::initialize(const json& params) {
        {{"codeActionKinds", {"quickfix", "refactor.rewrite", "source"}}, {"resolveProvider", true}}},
       {"executeCommandProvider", {{"commands", commands}}},
   };
+  for (auto& feature : features_) capabilities.update(feature->capabilities());
   state_ = State::Running;
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", options_.name}, {"version", kVersion}}}};
 }
@@ -399,6 +400,56 @@ void LspServer::register_handlers() {
       }
       reply.result(actions);
     });
+  });
+
+  // The views (outline, inlay hints, definition) read the last analysis: they
+  // wait as briefly as a hover for their own version's build, then answer
+  // from whatever was built (empty when nothing was yet), never an error.
+  auto view = [this, document_for, after_build](const std::string& uri, Reply& reply, engine::CancellationToken cancel,
+                                                auto collect) {
+    auto document = document_for(uri);
+    after_build(document, reply, options_.hover_wait, true, [this, document, cancel, collect](Reply& reply) {
+      engine::throw_if_cancelled(cancel);
+      auto ctx = context(cancel);
+      json out = json::array();
+      for (auto& feature : features_) {
+        for (auto& item : collect(*feature, *document, ctx)) out.push_back(item);
+      }
+      reply.result(out);
+    });
+  };
+
+  dispatcher_.on_request("textDocument/documentSymbol", [view](const json& params, Reply& reply, engine::CancellationToken cancel) {
+    auto symbol_params = lsp::parse_params<lsp::DocumentSymbolParams>(params);
+    view(symbol_params.textDocument.uri, reply, cancel, [](Feature& feature, const TextDocument& document, const FeatureContext& ctx) {
+      return feature.document_symbols(document, ctx);
+    });
+  });
+
+  dispatcher_.on_request("textDocument/inlayHint", [view](const json& params, Reply& reply, engine::CancellationToken cancel) {
+    auto hint_params = lsp::parse_params<lsp::InlayHintParams>(params);
+    view(hint_params.textDocument.uri, reply, cancel,
+         [range = hint_params.range](Feature& feature, const TextDocument& document, const FeatureContext& ctx) {
+           return feature.inlay_hints(document, range, ctx);
+         });
+  });
+
+  dispatcher_.on_request("textDocument/definition", [view](const json& params, Reply& reply, engine::CancellationToken cancel) {
+    auto position = lsp::parse_params<lsp::TextDocumentPositionParams>(params);
+    view(position.textDocument.uri, reply, cancel,
+         [at = position.position](Feature& feature, const TextDocument& document, const FeatureContext& ctx) {
+           return feature.definition(document, at, ctx);
+         });
+  });
+
+  dispatcher_.on_request("workspace/symbol", [this](const json& params, Reply& reply, engine::CancellationToken cancel) {
+    auto query = lsp::parse_params<lsp::WorkspaceSymbolParams>(params);
+    auto ctx = context(cancel);
+    json out = json::array();
+    for (auto& feature : features_) {
+      for (auto& symbol : feature->workspace_symbols(query.query, ctx)) out.push_back(symbol);
+    }
+    reply.result(out);
   });
 
   dispatcher_.on_request("codeAction/resolve", [this](const json& params, Reply& reply, auto) {

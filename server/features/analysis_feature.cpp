@@ -6,12 +6,16 @@
 #include "server/features/analysis_symbols.h"
 #include "server/features/cost_estimates.h"
 #include "server/features/cost_text.h"
+#include "server/features/document_symbols.h"
 #include "server/features/estimate_target.h"
 #include "server/features/file_uri.h"
 #include "server/features/hint_explanation.h"
 #include "server/features/hint_settings.h"
+#include "server/features/inlay_hints.h"
+#include "server/features/kernel_definition.h"
 #include "server/features/symbol_actions.h"
 #include "server/features/symbol_hover.h"
+#include "server/features/workspace_symbols.h"
 
 namespace hiera::server {
 
@@ -145,6 +149,88 @@ lsp::CodeAction AnalysisFeature::resolve_code_action(lsp::CodeAction action, con
   if (!analysed) throw RpcError(ErrorCode::InvalidParams, "codeAction/resolve: " + document->uri() + " is not CUDA or Python");
   return resolve_action(std::move(action), *document, analysed->analysis, context.encoding,
                         context.client_capabilities.documentChanges);
+}
+
+std::optional<AnalysisFeature::Analysed> AnalysisFeature::latest_of(const TextDocument& document) const {
+  auto analysed = analyses_.latest(document);
+  if (!analysed) return std::nullopt;
+  Analysed out{analysed, &document, std::nullopt};
+  if (analysed->version != document.version() || analysed->text != document.text()) {
+    out.stale.emplace(document.uri(), document.language_id(), analysed->version, analysed->text);
+  }
+  return out;
+}
+
+const engine::knowledge::GpuSpec* AnalysisFeature::gpu_of(const FeatureContext& context) const {
+  const json setting = context.settings.get("/gpu");
+  if (setting.is_null()) return knowledge_->gpu(kDefaultGpu);
+  return setting.is_string() ? knowledge_->gpu(setting.get<std::string>()) : nullptr;
+}
+
+std::vector<lsp::DocumentSymbol> AnalysisFeature::document_symbols(const TextDocument& document, const FeatureContext& context) {
+  const auto analysed = latest_of(document);
+  if (!analysed) return {};
+  const auto target = estimate_target(*knowledge_, context.settings.get("/gpu"));
+  return hiera::server::document_symbols(analysed->text(), analysed->analysis->analysis, *measurements_, target,
+                                         context.encoding);
+}
+
+std::vector<lsp::InlayHint> AnalysisFeature::inlay_hints(const TextDocument& document, const lsp::Range& range,
+                                                         const FeatureContext& context) {
+  const auto analysed = latest_of(document);
+  if (!analysed) return {};
+  const auto target = estimate_target(*knowledge_, context.settings.get("/gpu"));
+  return hiera::server::inlay_hints(analysed->text(), analysed->analysis->analysis, range, *measurements_, target,
+                                    gpu_of(context), context.encoding);
+}
+
+std::vector<lsp::Location> AnalysisFeature::definition(const TextDocument& document, const lsp::Position& position,
+                                                       const FeatureContext& context) {
+  const auto analysed = latest_of(document);
+  if (!analysed) return {};
+  const auto& here = analysed->text();
+  const auto* launch = launch_at_kernel_name(analysed->analysis->analysis, here.offset_of(position, context.encoding));
+  if (!launch) return {};
+  auto location_in = [&](const TextDocument& text, const engine::analysis::Analysis& a) -> std::optional<lsp::Location> {
+    const auto* kernel = find_kernel(a, launch->kernel);
+    if (!kernel) return std::nullopt;
+    return lsp::Location{text.uri(), {text.position_of(kernel->name_span.begin, context.encoding),
+                                      text.position_of(kernel->name_span.end, context.encoding)}};
+  };
+  if (auto found = location_in(here, analysed->analysis->analysis)) return {*found};
+  // Another open CUDA document that defines it (a header, a second .cu): the first by URI.
+  for (const auto& uri : context.documents.uris()) {
+    if (uri == document.uri()) continue;
+    const auto other = context.documents.get(uri);
+    if (!other) continue;
+    const auto theirs = latest_of(*other);
+    if (!theirs || theirs->analysis->analysis.language != engine::analysis::Language::Cuda) continue;
+    if (auto found = location_in(theirs->text(), theirs->analysis->analysis)) return {*found};
+  }
+  return {};
+}
+
+std::vector<lsp::SymbolInformation> AnalysisFeature::workspace_symbols(const std::string& query, const FeatureContext& context) {
+  std::vector<DocumentStore::Snapshot> open;
+  std::vector<Analysed> analysed;
+  for (const auto& uri : context.documents.uris()) {
+    auto document = context.documents.get(uri);
+    if (!document) continue;
+    if (auto found = latest_of(*document)) {
+      open.push_back(std::move(document));
+      analysed.push_back(std::move(*found));
+    }
+  }
+  std::vector<AnalysedDocument> documents;
+  for (auto& a : analysed) documents.push_back({&a.text(), &a.analysis->analysis});
+  return hiera::server::workspace_symbols(documents, query, context.encoding);
+}
+
+json AnalysisFeature::capabilities() const {
+  return {{"documentSymbolProvider", true},
+          {"inlayHintProvider", {{"resolveProvider", false}}},
+          {"workspaceSymbolProvider", true},
+          {"definitionProvider", true}};
 }
 
 std::vector<std::string> AnalysisFeature::commands() const { return {kExplainHintCommand}; }

@@ -31,6 +31,13 @@ class AnalysisFeature final : public Feature {
                                                       const protocol::lsp::CodeActionParams& params,
                                                       const FeatureContext& context) override;
   protocol::lsp::CodeAction resolve_code_action(protocol::lsp::CodeAction action, const FeatureContext& context) override;
+  std::vector<protocol::lsp::DocumentSymbol> document_symbols(const TextDocument& document, const FeatureContext& context) override;
+  std::vector<protocol::lsp::InlayHint> inlay_hints(const TextDocument& document, const protocol::lsp::Range& range,
+                                                    const FeatureContext& context) override;
+  std::vector<protocol::lsp::Location> definition(const TextDocument& document, const protocol::lsp::Position& position,
+                                                  const FeatureContext& context) override;
+  std::vector<protocol::lsp::SymbolInformation> workspace_symbols(const std::string& query, const FeatureContext& context) override;
+  nlohmann::json capabilities() const override;
   std::vector<std::string> commands() const override;
   nlohmann::json execute_command(const std::string& command, const nlohmann::json& arguments,
                                  const FeatureContext& context) override;
@@ -39,6 +46,17 @@ class AnalysisFeature final : public Feature {
 
  private:
   std::shared_ptr<const DocumentAnalysis> analysis_of(const TextDocument& document, const FeatureContext& context);
+  // The last analysis stored for `document` (of whatever version) and the
+  // text it was made from; nullopt when none is stored yet. Never analyses.
+  struct Analysed {
+    std::shared_ptr<const DocumentAnalysis> analysis;
+    const TextDocument* current = nullptr;
+    std::optional<TextDocument> stale;  // the analysed version, when it is not the document's
+    const TextDocument& text() const { return stale ? *stale : *current; }
+  };
+  std::optional<Analysed> latest_of(const TextDocument& document) const;
+  // The settings' GPU, for occupancy; nullptr when unknown.
+  const engine::knowledge::GpuSpec* gpu_of(const FeatureContext& context) const;
   // Tells the user once about each settings value that is ignored.
   void report_problems(const std::vector<std::string>& problems, const FeatureContext& context);
 

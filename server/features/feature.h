@@ -45,6 +45,26 @@ class Feature {
   virtual protocol::lsp::CodeAction resolve_code_action(protocol::lsp::CodeAction action, const FeatureContext&) {
     return action;
   }
+  // The views of documents. They read what the last build left (never
+  // analyse on the message loop): a document not analysed yet has none.
+  virtual std::vector<protocol::lsp::DocumentSymbol> document_symbols(const TextDocument&, const FeatureContext&) { return {}; }
+  // The hints whose position lies in `range`.
+  virtual std::vector<protocol::lsp::InlayHint> inlay_hints(const TextDocument&, const protocol::lsp::Range& /*range*/,
+                                                            const FeatureContext&) {
+    return {};
+  }
+  virtual std::vector<protocol::lsp::Location> definition(const TextDocument&, const protocol::lsp::Position&,
+                                                          const FeatureContext&) {
+    return {};
+  }
+  // Over every open document (context.documents).
+  virtual std::vector<protocol::lsp::SymbolInformation> workspace_symbols(const std::string& /*query*/, const FeatureContext&) {
+    return {};
+  }
+  // Server capabilities this feature adds to the initialize reply
+  // ({"documentSymbolProvider": true, ...}); the server answers the methods
+  // either way (empty results without a feature).
+  virtual nlohmann::json capabilities() const { return nlohmann::json::object(); }
   // Names of the workspace/executeCommand commands this feature handles.
   virtual std::vector<std::string> commands() const { return {}; }
   virtual nlohmann::json execute_command(const std::string& command, const nlohmann::json& /*arguments*/,
