@@ -246,6 +246,7 @@ def evaluate(params):
             return _with(_failed(result.failures, result.trials), proc, phases)
 
         baselines = baselines_mod.Baselines(baseline_names)
+        isolation.trusted_compile_cache()  # before the "compile" baseline compiles: never a cache a candidate writes
         try:
             with phases("baselines"):
                 args = inputs_mod.make(job.reference_module.get("get_inputs"), seed, "uniform", job.device)
@@ -294,10 +295,15 @@ def evaluate(params):
 
 
 def _with(result, proc, phases):
-    """Adds the sandbox's protections and the phase times to a result."""
+    """Adds the sandbox's protections and the phase times to a result:
+    "first_call" is the candidate's first forward, inside "verification"
+    (where a torch.compile'd candidate compiles; the timing's warm-up calls
+    come after it)."""
     if proc is not None and proc.ready is not None:
         result["sandbox"] = proc.protections
     result["phases_ms"] = {k: round(v, 3) for k, v in phases.ms.items()}
+    if proc is not None and proc.first_call_ms is not None:
+        result["phases_ms"]["first_call"] = round(proc.first_call_ms, 3)
     return result
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,9 @@ from . import exchange, sandbox
 
 READY_TIMEOUT_S = 120.0
 LOAD_TIMEOUT_S = float(os.environ.get("HIERA_CANDIDATE_LOAD_TIMEOUT_S", "900"))   # load_inline builds
+# Per call, the first included: a torch.compile'd candidate compiles in its first forward (10-40 s
+# cold for a KernelBench-sized module in its default mode, in one thread: sandbox.environment), well
+# inside this. The tighter bound is the engine's per-evaluation job timeout (evaluate_timeout).
 CALL_TIMEOUT_S = float(os.environ.get("HIERA_CANDIDATE_TIMEOUT_S", "300"))
 _STDERR_TAIL = 4000
 
@@ -65,12 +69,64 @@ def _scratch_root():
 
 
 def _shared_cache():
-    """Build caches candidates share (cubins, load_inline and torch.compile
-    builds), kept across runs. A candidate can write here; what it writes can
-    make a later candidate fail or slow, never pass: verdicts are measured."""
+    """Build caches candidates share (cubins, load_inline builds), kept
+    across runs. A candidate can write here; what it writes can make a later
+    candidate fail or slow, never pass: verdicts are measured. The trusted
+    side never reads it (torch.compile's caches: trusted_compile_cache)."""
     cache = os.path.join(tempfile.gettempdir(), "hiera-candidate-cache-%d" % os.getuid())
     os.makedirs(cache, exist_ok=True)
     return cache
+
+
+# torch.compile's caches in the trusted runner, by the variable that points at each.
+TRUSTED_COMPILE_CACHE_VARS = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
+_trusted_compile_root = None
+
+
+def _private_dir(path):
+    """Whether path is a directory (not a link) of this user's that no other user can enter."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def _make_trusted_compile_root():
+    path = os.path.join(tempfile.gettempdir(), "hiera-trusted-compile-%d" % os.getuid())
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        try:
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+                os.chmod(path, 0o700)
+        except OSError:
+            pass
+    except OSError:
+        pass
+    if _private_dir(path):
+        return path
+    return tempfile.mkdtemp(prefix="hiera-trusted-compile-")  # another user's, or a link: one of our own
+
+
+def trusted_compile_cache():
+    """The trusted runner's own torch.compile caches (inductor's and Triton's,
+    for the "compile" baseline), set in this process's environment before
+    anything here compiles: a directory of this user's, mode 0700, apart from
+    every candidate's (sandbox.environment). A candidate that could write it
+    could leave code there that the trusted side would load and run: as
+    `nobody` (a runner started as root) it cannot enter it, and a candidate
+    that keeps the user's uid gets it read-only in its mount namespace
+    (CandidateProcess: "read_only"). Returns that directory."""
+    global _trusted_compile_root
+    if _trusted_compile_root is None or not _private_dir(_trusted_compile_root):
+        _trusted_compile_root = _make_trusted_compile_root()
+    for var, name in TRUSTED_COMPILE_CACHE_VARS:
+        path = os.path.join(_trusted_compile_root, name)
+        os.makedirs(path, 0o700, exist_ok=True)
+        os.environ[var] = path
+    return _trusted_compile_root
 
 
 def remove_scratch_root():
@@ -108,10 +164,12 @@ class CandidateProcess(object):
         self.scratch = tempfile.mkdtemp(prefix="c", dir=root)
         os.makedirs(os.path.join(self.scratch, "tmp"), exist_ok=True)
         cache = _shared_cache()
+        trusted = trusted_compile_cache()  # exists before the candidate's mount namespace is made
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"fd": child_sock.fileno(), "parent": os.getpid(),
                   "device": str(device) if device.type == "cpu" else "cuda:%d" % device.index,
-                  "read_only": _read_only_paths(root), "home": _user_home(), "writable": [self.scratch, cache]}
+                  "read_only": _read_only_paths(root) + [trusted], "home": _user_home(),
+                  "writable": [self.scratch, cache]}
         env = sandbox.environment(self.scratch, cache)
         env["PYTHONPATH"] = sandbox.package_dir() + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.stderr_path = os.path.join(self.scratch, "stderr")
@@ -128,6 +186,7 @@ class CandidateProcess(object):
         self.spawned_at = time.time()
         self.ready = None
         self.limit = memory_limit()
+        self.first_call_ms = None  # the wall time of the candidate's first forward (a torch.compile compiles in it)
         self.in_buffers = []   # exchange buffers for inputs, by position
         self.opened = {}       # the candidate's output buffers, by IPC handle
         self.exported = set()  # our own input handles
@@ -240,6 +299,8 @@ class CandidateProcess(object):
         self.channel.send(message, fds=fds)
         reply = self._reply(CALL_TIMEOUT_S, "forward")
         wall = (time.perf_counter() - t0) * 1e3
+        if self.first_call_ms is None:
+            self.first_call_ms = wall
         if not reply.get("ok"):
             raise CandidateFailure("runtime", self._text(reply.get("message")), str(reply.get("where", "forward")))
         elapsed = reply.get("elapsed_ms")

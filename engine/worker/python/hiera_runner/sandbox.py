@@ -48,7 +48,18 @@ PR_SET_PDEATHSIG = 1
 
 def environment(scratch, shared_cache, base=None):
     """The candidate process's environment: the allowlist of `base`, and
-    every cache and temporary directory pointed into the sandbox."""
+    every cache and temporary directory pointed into the sandbox.
+
+    torch.compile's caches (inductor's and Triton's) are the process's own,
+    in its scratch directory: never the trusted runner's (isolation.
+    trusted_compile_cache), which a candidate must not be able to fill with
+    code the trusted side's own torch.compile would load; nor shared between
+    candidates, so a compiled candidate's first call is a cold compile, the
+    cost its report states, and no candidate's compiled code is another's.
+    Inductor compiles in this process (TORCHINDUCTOR_COMPILE_THREADS=1): its
+    pool of compile workers would count against the sandbox user's process
+    limit (sandbox.drop_privileges: RLIMIT_NPROC) and hold host memory the
+    trusted side's memory watch, which reads this process alone, does not see."""
     base = os.environ if base is None else base
     env = {k: v for k, v in base.items() if k in ALLOWED_ENV or k.startswith(_ALLOWED_PREFIXES)}
     tmp = os.path.join(scratch, "tmp")
@@ -57,8 +68,9 @@ def environment(scratch, shared_cache, base=None):
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
         "HIERA_CACHE_DIR": shared_cache,
         "TORCH_EXTENSIONS_DIR": os.path.join(shared_cache, "torch_extensions"),
-        "TORCHINDUCTOR_CACHE_DIR": os.path.join(shared_cache, "inductor"),
-        "TRITON_CACHE_DIR": os.path.join(shared_cache, "triton"),
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(scratch, "inductor"),
+        "TRITON_CACHE_DIR": os.path.join(scratch, "triton"),
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
         "CUDA_CACHE_PATH": os.path.join(shared_cache, "nv"),
     })
     return env

@@ -109,7 +109,8 @@ class RunnerSessionTest(unittest.TestCase):
                                                                "harness_gap_ms", "events_median_ms", "wall_spread_ms"})
         self.assertEqual(result["sandbox"]["dies_with_parent"], "in force")
         self.assertEqual(set(result["phases_ms"]), {"reference_load", "candidate_start", "calibration", "candidate_load",
-                                                      "second_shape", "verification", "baselines", "timing"})
+                                                      "second_shape", "verification", "first_call", "baselines",
+                                                      "timing"})
 
     def test_04_candidate_that_raises_then_keeps_serving(self):
         bad = candidate("y = self.lin(x)\nraise IndexError('tile index out of range')")
