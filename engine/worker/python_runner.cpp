@@ -13,6 +13,10 @@
 #include "protocol/json_text.h"
 #include "protocol/message.h"
 
+#if !defined(HIERA_INSTALL_PYTHONDIR) || !defined(HIERA_INSTALL_FINDER)
+#error "HIERA_INSTALL_PYTHONDIR and HIERA_INSTALL_FINDER name the installed runner and finder (CMakeLists.txt sets them)"
+#endif
+
 namespace hiera::worker {
 
 using nlohmann::json;
@@ -47,10 +51,22 @@ void close_fd(int& fd) {
 
 }  // namespace
 
-PythonEnvironment resolve_python_environment(const std::optional<std::string>& explicit_python) {
+static std::filesystem::path installed_file(const std::filesystem::path& executable, const std::filesystem::path& relative) {
+  if (executable.empty()) return {};
+  // <prefix>/bin/hiera-worker → <prefix>/<relative> (GNUInstallDirs' layout, as `cmake --install` writes it).
+  const auto candidate = (executable.parent_path() / ".." / relative).lexically_normal();
+  std::error_code ec;
+  return std::filesystem::exists(candidate, ec) ? candidate : std::filesystem::path();
+}
+
+PythonEnvironment resolve_python_environment(const std::optional<std::string>& explicit_python,
+                                             const std::filesystem::path& executable) {
   PythonEnvironment environment;
   if (const char* path = std::getenv("HIERA_PYTHONPATH"); path && *path) {
     environment.pythonpath = path;
+  } else if (const auto installed = installed_file(executable, HIERA_INSTALL_PYTHONDIR);
+             !installed.empty() && std::filesystem::exists(installed / "hiera_runner" / "__main__.py")) {
+    environment.pythonpath = installed.string();
   } else {
     environment.pythonpath = std::string(HIERA_SOURCE_DIR) + "/engine/worker/python";
   }
@@ -58,7 +74,8 @@ PythonEnvironment resolve_python_environment(const std::optional<std::string>& e
     environment.python = *explicit_python;
     return environment;
   }
-  const std::string finder = std::string(HIERA_SOURCE_DIR) + "/scripts/find-torch-python";
+  std::string finder = installed_file(executable, HIERA_INSTALL_FINDER).string();
+  if (finder.empty()) finder = std::string(HIERA_SOURCE_DIR) + "/scripts/find-torch-python";
   std::error_code ec;
   if (std::filesystem::exists(finder, ec)) {
     if (auto found = output_of({finder}, std::chrono::seconds(120))) {
@@ -68,6 +85,12 @@ PythonEnvironment resolve_python_environment(const std::optional<std::string>& e
   }
   environment.python = "python3";
   return environment;
+}
+
+PythonEnvironment resolve_python_environment(const std::optional<std::string>& explicit_python) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return resolve_python_environment(explicit_python, ec ? std::filesystem::path() : self);
 }
 
 std::optional<std::string> torch_version(const std::string& python) {

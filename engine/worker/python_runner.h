@@ -6,6 +6,7 @@
 // as failed, and the next PyTorch job starts a fresh runner.
 #include <chrono>
 #include <memory>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <variant>
@@ -22,10 +23,16 @@ struct PythonEnvironment {
   std::string pythonpath;  // the directory holding the hiera_runner package
 };
 
-// The interpreter: `explicit_python` when given, else what
-// scripts/find-torch-python prints (the first python3 that imports torch),
-// else "python3". The package directory: $HIERA_PYTHONPATH, else
-// <source dir>/engine/worker/python.
+// The interpreter: `explicit_python` when given, else what find-torch-python
+// prints (the first python3 that imports torch), else "python3"; the finder
+// installed beside `executable` (<prefix>/libexec/hiera/find-torch-python),
+// else the source tree's scripts/find-torch-python. The package directory:
+// $HIERA_PYTHONPATH, else the installed one (<prefix>/share/hiera/python, as
+// `cmake --install` writes it, when it holds hiera_runner), else the source
+// tree's engine/worker/python (a build tree). `executable` is this
+// process's path; the one-argument form reads /proc/self/exe.
+PythonEnvironment resolve_python_environment(const std::optional<std::string>& explicit_python,
+                                             const std::filesystem::path& executable);
 PythonEnvironment resolve_python_environment(const std::optional<std::string>& explicit_python);
 
 // torch.__version__ of that interpreter, or nullopt when it cannot import torch.
