@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The S1 rewrites of the built-in proposer on the sample suite, verified on CPU
 # torch: every problem shrunk to its CPU_SIZES (tests/samples/make_cpu_suite.py),
-# the real `hiera bench` with the knowledge proposer only and the plan limited
-# to S1, a CPU worker; every S1 candidate proposed must pass the worker's
-# verification (a wrong rewrite fails this test), and the suite must have had
-# S1 candidates at all. Exits 77 (skip) without a python3 that imports torch
-# or without hiera-worker. Usage: s1_rewrites_cpu.sh HIERA_BIN
+# the real `hiera bench` with the built-in proposers only (no LLM) and the plan
+# limited to S1, a CPU worker; every S1 candidate of the knowledge proposer
+# must pass the worker's verification (a wrong rewrite fails this test), and
+# the suite must have had S1 candidates at all. The torch.compile proposer's
+# candidates take turns with them (hence a budget of 6: 4 knowledge candidates
+# and 2 compiled references); on a torch without torch.compile each of those
+# must fail saying so. Exits 77 (skip) without a python3 that imports torch or
+# without hiera-worker. Usage: s1_rewrites_cpu.sh HIERA_BIN
 set -u
 hiera="$1"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -18,7 +21,7 @@ cat >"$work/config.json" <<JSON
 {"spec": {"spaces": ["S1"]}}
 JSON
 cd "$work" || exit 1
-HIERA_PYTHON="$py" "$hiera" bench suite --out out --llm none --budget 4 --config config.json --quiet \
+HIERA_PYTHON="$py" "$hiera" bench suite --out out --llm none --budget 6 --config config.json --quiet \
   >"$work/report.md" 2>"$work/bench.err"
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -26,21 +29,34 @@ if [ $rc -ne 0 ]; then
 fi
 "$py" - "$work/out" <<'PY'
 import glob, json, os, sys
+import torch
 out = sys.argv[1]
 problems = sorted(glob.glob(os.path.join(out, "problems", "*", "*.json")))
-tried = correct = 0
+tried = correct = compiled = 0
 bad = []
 for path in problems:
     r = json.load(open(path))
-    c = r["candidates"]
-    tried += c["tried"]
-    correct += c["correct"]
+    name = "%s/%s" % (r["group"], r["name"])
     if not r["correct"]:
-        bad.append("%s/%s: not correct (%s)" % (r["group"], r["name"], r.get("error")))
-    elif c["correct"] != c["tried"]:
-        bad.append("%s/%s: %d of %d S1 candidates failed verification (run: %s)"
-                   % (r["group"], r["name"], c["tried"] - c["correct"], c["tried"], r["run_dir"]))
-print("%d problems, %d S1 candidates, %d verified" % (len(problems), tried, correct))
+        bad.append("%s: not correct (%s)" % (name, r.get("error")))
+        continue
+    attempts = json.load(open(os.path.join(r["run_dir"], "result.json")))["attempts"]
+    mine = [a for a in attempts if a["proposer"] == "knowledge" and a["verdict"] in ("passed", "failed")]
+    tried += len(mine)
+    correct += sum(1 for a in mine if a["correct"])
+    if any(not a["correct"] for a in mine):
+        bad.append("%s: %d of %d S1 candidates failed verification (run: %s)"
+                   % (name, sum(1 for a in mine if not a["correct"]), len(mine), r["run_dir"]))
+    for a in attempts:
+        if a["proposer"] != "torch.compile":
+            continue
+        compiled += 1
+        if not hasattr(torch, "compile") and not any("torch.compile is not available in torch" in f
+                                                     for f in a["failures"]):
+            bad.append("%s: %s (torch.compile) did not fail saying torch %s has no torch.compile: %s"
+                       % (name, a["id"], torch.__version__, a["failures"]))
+print("%d problems, %d S1 candidates of the knowledge proposer, %d verified; %d torch.compile candidates"
+      % (len(problems), tried, correct, compiled))
 for b in bad:
     print("FAIL " + b)
 if len(problems) < 50 or tried < 3:
