@@ -413,9 +413,9 @@ void LspServer::register_handlers() {
       auto ctx = context(cancel);
       json out = json::array();
       for (auto& feature : features_) {
-        for (auto& item : collect(*feature, *document, ctx)) out.push_back(item);
+        for (auto& item : collect(*feature, *document, ctx)) out.push_back(std::move(item));
       }
-      reply.result(out);
+      reply.result(std::move(out));  // a big file's outline is thousands of symbols: no copy
     });
   };
 
@@ -447,9 +447,9 @@ void LspServer::register_handlers() {
     auto ctx = context(cancel);
     json out = json::array();
     for (auto& feature : features_) {
-      for (auto& symbol : feature->workspace_symbols(query.query, ctx)) out.push_back(symbol);
+      for (auto& symbol : feature->workspace_symbols(query.query, ctx)) out.push_back(std::move(symbol));
     }
-    reply.result(out);
+    reply.result(std::move(out));
   });
 
   dispatcher_.on_request("codeAction/resolve", [this](const json& params, Reply& reply, auto) {
