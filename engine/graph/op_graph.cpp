@@ -173,6 +173,47 @@ TensorInfo parse_tensor_info(const json& value, const std::string& path) {
   return info;
 }
 
+// Non-finite values come as the strings "inf", "-inf", "nan".
+double fact_number(const json& value, const std::string& path) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) {
+    const auto text = value.get<std::string>();
+    if (text == "inf") return std::numeric_limits<double>::infinity();
+    if (text == "-inf") return -std::numeric_limits<double>::infinity();
+    if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  }
+  expected(path, "a number or \"inf\", \"-inf\", \"nan\"", value);
+}
+
+ValueFacts parse_facts(const json& value, const std::string& path) {
+  if (!value.is_object()) expected(path, "an object", value);
+  ValueFacts facts;
+  if (const json* values = field(value, "values"); values && !values->is_null()) {
+    if (!values->is_array()) expected(child(path, "values"), "an array", *values);
+    facts.values.emplace();
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      facts.values->push_back(fact_number((*values)[i], index(child(path, "values"), i)));
+    }
+  }
+  facts.mask = string_field(value, path, "mask", false, true);
+  return facts;
+}
+
+json facts_to_json(const ValueFacts& facts) {
+  json out = json::object();
+  if (facts.values) {
+    json values = json::array();
+    for (const double v : *facts.values) {
+      if (std::isnan(v)) values.push_back("nan");
+      else if (std::isinf(v)) values.push_back(v > 0 ? "inf" : "-inf");
+      else values.push_back(v);
+    }
+    out["values"] = values;
+  }
+  if (!facts.mask.empty()) out["mask"] = facts.mask;
+  return out;
+}
+
 void collect_nodes(const Arg& arg, std::vector<std::string>& out) {
   if (arg.kind == Arg::Kind::Node) out.push_back(arg.node);
   for (const auto& item : arg.items) collect_nodes(item, out);
@@ -237,6 +278,9 @@ Node parse_node(const json& value, const std::string& path, const std::set<std::
   node.code = string_field(value, path, "code", false);
   if (const json* users = field(value, "users"); users && !users->is_null()) {
     node.users = string_list(*users, child(path, "users"));
+  }
+  if (const json* facts = field(value, "facts"); facts && !facts->is_null()) {
+    node.facts = parse_facts(*facts, child(path, "facts"));
   }
   return node;
 }
@@ -439,6 +483,7 @@ json to_json(const OpGraph& graph) {
     n["bytes"] = node.bytes;
     n["code"] = node.code;
     n["users"] = node.users;
+    if (!node.facts.empty()) n["facts"] = facts_to_json(node.facts);
     nodes.push_back(n);
   }
   out["nodes"] = nodes;

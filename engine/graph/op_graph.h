@@ -37,6 +37,15 @@ struct TensorMeta {
   std::int64_t elements() const;   // product of shape (1 for a scalar)
 };
 
+// What the capture knew of a value that depends on no input's values, only on
+// buffers, constants and sizes (engine/worker/python/hiera_runner/graph_facts.py).
+struct ValueFacts {
+  std::optional<std::vector<double>> values;  // flattened, for small tensors (bools as 0/1)
+  std::string mask;  // "causal_masked" (True above the diagonal), "causal_kept", "causal_additive" or ""
+
+  bool empty() const { return !values && mask.empty(); }
+};
+
 struct Node {
   std::string name;                // unique, a valid Python identifier
   std::string op;                  // placeholder | call_function | call_method | call_module | get_attr | output
@@ -51,6 +60,7 @@ struct Node {
   double bytes = 0.0;              // minimum bytes moved: inputs read once + output written once
   std::string code;                // the node as a Python expression over other node names, e.g. "self.conv(x)"
   std::vector<std::string> users;  // names of nodes that consume this one
+  ValueFacts facts;
 };
 
 struct Submodule {

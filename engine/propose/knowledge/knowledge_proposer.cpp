@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/graph/normalize.h"
 #include "engine/propose/knowledge/module_emitter.h"
 #include "engine/propose/knowledge/replacement_sets.h"
 #include "engine/propose/knowledge/rewrites/rewrites.h"
@@ -29,6 +30,16 @@ bool space_allows(knowledge::Space step, knowledge::Space rewrite) {
   return static_cast<int>(rewrite) <= static_cast<int>(step);
 }
 
+// The identities normalisation removed are part of every candidate: s1_remove_identity_ops applied.
+void add_normalization_notes(const graph::Normalized& normalized, Candidate& c) {
+  if (normalized.removed.empty()) return;
+  constexpr const char* kIdentityRecipe = "s1_remove_identity_ops";
+  if (std::find(c.recipes.begin(), c.recipes.end(), kIdentityRecipe) == c.recipes.end()) c.recipes.push_back(kIdentityRecipe);
+  std::string removed;
+  for (const auto& line : normalized.removed) removed += (removed.empty() ? "" : ", ") + line;
+  c.notes += (c.notes.empty() ? "" : "; ") + std::string("removed before matching: ") + removed;
+}
+
 }  // namespace
 
 KnowledgeProposer::KnowledgeProposer(KernelRewrites kernel_rewrites) : kernel_rewrites_(std::move(kernel_rewrites)) {}
@@ -40,7 +51,10 @@ std::vector<Candidate> KnowledgeProposer::propose(const ProposalRequest& request
   if (request.language == Language::Cuda) return {};
 
   const graph::OpGraph empty;
-  const graph::OpGraph& graph = request.graph ? *request.graph : empty;
+  // Recipes match the normalised graph (one spelling per computation), and
+  // the candidates are written from it: the identities it dropped are gone.
+  const graph::Normalized normalized = graph::normalize(request.graph ? *request.graph : empty);
+  const graph::OpGraph& graph = normalized.graph;
   rewrites::RewriteOptions options;
   options.allowed_precisions = request.allowed_precisions;
 
@@ -119,6 +133,7 @@ std::vector<Candidate> KnowledgeProposer::propose(const ProposalRequest& request
       if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
       c.notes += (c.notes.empty() ? "" : "; ") + r.description;
     }
+    add_normalization_notes(normalized, c);
     out.push_back(std::move(c));
   }
   if (out.empty()) {

@@ -1,5 +1,7 @@
 // s1_scaled_dot_product_attention: softmax(q @ k^T * scale [+ mask]) @ v as
-// F.scaled_dot_product_attention. SDPA's own default scale is 1/sqrt(E), so
+// F.scaled_dot_product_attention. A mask the capture knew to be causal
+// (node facts: triu/tril built in forward or registered as a buffer, bool for
+// masked_fill with -inf or a large negative, or additive) becomes is_causal=True. SDPA's own default scale is 1/sqrt(E), so
 // the reference's scale is always passed, which needs torch 2.1+: on an older
 // torch the import-time flag picks the reference's own expression instead.
 #include <optional>
@@ -32,6 +34,27 @@ const graph::Node* last_two_swapped(const graph::OpGraph& graph, const graph::No
       node.args[1].kind == graph::Arg::Kind::String) {
     return node.args[1].text == "mT" || (r == 2 && node.args[1].text == "T") ? k : nullptr;
   }
+  if (is_kind(node, "permute")) {  // k.permute(0, 1, 3, 2): the identity but for the last two dims
+    std::vector<std::int64_t> order;
+    if (node.args.size() == 2 && node.args[1].kind == graph::Arg::Kind::List) {
+      const auto list = int_list(&node.args[1]);
+      if (!list) return nullptr;
+      order = *list;
+    } else {
+      for (std::size_t i = 1; i < node.args.size(); ++i) {
+        const auto c = constant(&node.args[i]);
+        if (!c) return nullptr;
+        order.push_back(static_cast<std::int64_t>(*c));
+      }
+    }
+    if (order.size() != r) return nullptr;
+    for (std::size_t i = 0; i < r; ++i) {
+      const auto n = normalize_dim(order[i], r);
+      const std::size_t want = i + 2 < r ? i : (i + 2 == r ? r - 1 : r - 2);
+      if (!n || *n != static_cast<std::int64_t>(want)) return nullptr;
+    }
+    return k;
+  }
   if (is_kind(node, "transpose")) {
     for (std::size_t i = 1; i <= 2; ++i) {
       const auto d = int_list(argument(node, i, i == 1 ? "dim0" : "dim1"));
@@ -44,6 +67,26 @@ const graph::Node* last_two_swapped(const graph::OpGraph& graph, const graph::No
     return lo == static_cast<std::int64_t>(r) - 2 && hi == static_cast<std::int64_t>(r) - 1 ? k : nullptr;
   }
   return nullptr;
+}
+
+// The scores' last two dims are square and the mask's are the same: a causal
+// mask of those facts is SDPA's is_causal (top-left aligned, L == S).
+bool causal_fits(const graph::Node& scores, const graph::Node& mask) {
+  if (!scores.meta || !mask.meta || scores.meta->shape.size() < 2 || mask.meta->shape.size() < 2) return false;
+  const auto& s = scores.meta->shape;
+  const auto& m = mask.meta->shape;
+  return s[s.size() - 1] == s[s.size() - 2] && m[m.size() - 1] == s[s.size() - 1] && m[m.size() - 2] == s[s.size() - 2];
+}
+
+// scores.masked_fill(mask, -inf) with a causal bool mask: the scores, else null.
+const graph::Node* causal_masked_fill(const graph::OpGraph& graph, const graph::Node& node) {
+  if (!is_call(node, "masked_fill", "torch.masked_fill") || !passes_only(node, 3, {})) return nullptr;
+  const graph::Node* scores = argument_node(graph, node, 0, "input");
+  const graph::Node* mask = argument_node(graph, node, 1, "mask");
+  const auto fill = constant(argument(node, 2, "value"));
+  if (!scores || !mask || !fill || *fill > -1.0e4 || mask->facts.mask != "causal_masked") return nullptr;
+  if (!causal_fits(*scores, *mask) || !same_shape(*scores, node) || !only_user(*scores, node)) return nullptr;
+  return scores;
 }
 
 }  // namespace
@@ -63,7 +106,12 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     std::set<std::string> covered{o.name, p->name};
     const graph::Node* s = argument_node(graph, *p, 0, "input");
     const graph::Node* mask = nullptr;
-    if (s && is_kind(*s, "add") && s->args.size() == 2 && passes_only(*s, 2, {}) && only_user(*s, *p)) {
+    bool causal = false;
+    if (const graph::Node* scores = s ? causal_masked_fill(graph, *s) : nullptr; scores && only_user(*s, *p)) {
+      covered.insert(s->name);
+      s = scores;
+      causal = true;
+    } else if (s && is_kind(*s, "add") && s->args.size() == 2 && passes_only(*s, 2, {}) && only_user(*s, *p)) {
       const graph::Node* a = graph.producer(s->args[0]);
       const graph::Node* b = graph.producer(s->args[1]);
       // The scores are the operand that comes from a product; the other is an additive mask.
@@ -75,6 +123,10 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
         mask = from_product(a) ? b : a;
         covered.insert(s->name);
         s = from_product(a) ? a : b;
+        if (mask->facts.mask == "causal_additive" && causal_fits(*s, *mask)) {
+          causal = true;
+          mask = nullptr;
+        }
       }
     }
     // The scale: a constant, or a Python number computed in forward (1.0 / math.sqrt(q.size(-1))).
@@ -124,10 +176,11 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     const std::string fallback = inline_expression(graph, o.name, inline_nodes);
     std::string call = "torch.nn.functional.scaled_dot_product_attention(" + q->name + ", " + k->name + ", " + v->name;
     if (mask) call += ", attn_mask=" + mask->name;
+    if (causal) call += ", is_causal=True";
     call += ", scale=" + scale + ")";
     Replacement r =
         make_replacement(kRecipe, knowledge::Space::S1,
-                         "softmax('" + q->name + "' @ '" + k->name + "'^T * " + scale + (mask ? " + mask" : "") +
+                         "softmax('" + q->name + "' @ '" + k->name + "'^T * " + scale + (mask ? " + mask" : "") + (causal ? ", causal" : "") +
                              ") @ '" + v->name + "' as F.scaled_dot_product_attention",
                          covered, o.name, {o.name + " = " + call + " if _HIERA_SDPA_HAS_SCALE else " + fallback});
     r.definitions.push_back(kSdpaHasScale);

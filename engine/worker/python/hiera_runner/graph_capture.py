@@ -8,7 +8,8 @@ the trace (ShapeProp) for every node's shape, stride and dtype. Where
 symbolic tracing fails, torch.export (torch >= 2.1) is tried, its aten ops
 mapped to the same kinds; where both fail the graph has no nodes and
 `fallback` says why. Each node carries its kind (graph_ops), cost
-(graph_cost) and `code` (graph_render).
+(graph_cost), `code` (graph_render) and, where its value depends on no
+input's values, `facts` (graph_facts: small values, causal masks).
 """
 
 import dis
@@ -19,7 +20,7 @@ import warnings
 import torch
 import torch.fx
 
-from . import graph_cost, graph_ops, graph_render, inputs as inputs_mod, loader, verify
+from . import graph_cost, graph_facts, graph_ops, graph_render, inputs as inputs_mod, loader, verify
 from .evaluate import Job, _int_param
 from .jsonrpc import INVALID_PARAMS, RpcError
 
@@ -303,12 +304,13 @@ class FxCapture(object):
         # code is a literal.
         self.constants = {name: getattr(model, name) for name in set(vars(model)) - before
                           if isinstance(getattr(model, name), torch.Tensor)}
-        from torch.fx.passes.shape_prop import ShapeProp
         try:
             torch.manual_seed(seed)
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                ShapeProp(self.gm).propagate(*args)
+                propagation = graph_facts.FactProp(self.gm)
+                propagation.propagate(*args)
+                self.facts = propagation.facts
         except Exception as e:
             raise CaptureFailed("the traced graph did not run on the example inputs: " + _first_line(e))
         self.order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
@@ -327,6 +329,8 @@ class FxCapture(object):
             out["tuple_meta"] = [meta_json(m) for m in tuple_metas]
         out["flops"], out["bytes"] = self.cost(node, kind, meta, tuple_metas)
         out["code"] = self.code(node)
+        if node.name in getattr(self, "facts", {}):
+            out["facts"] = self.facts[node.name]
         out["users"] = [u.name for u in sorted(node.users, key=self.order.get)]
         return out
 

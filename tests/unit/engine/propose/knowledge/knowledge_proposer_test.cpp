@@ -163,7 +163,13 @@ TEST(KnowledgeProposer, ReturnsAtMostCountCandidates) {
   EXPECT_EQ(propose_for(one).size(), 1u);
   Step many = step("identity_ops", knowledge::Space::S1, 100);
   const auto all = propose_for(many);
-  EXPECT_EQ(all.size(), 8u);  // the full set, then the 7 single rewrites
+  // The full set, then the 5 single rewrites: normalisation already removed the p=0 dropout and the
+  // nn.Identity, which every candidate then lists under s1_remove_identity_ops.
+  EXPECT_EQ(all.size(), 6u);
+  for (const auto& c : all) {
+    EXPECT_NE(std::find(c.recipes.begin(), c.recipes.end(), "s1_remove_identity_ops"), c.recipes.end());
+    EXPECT_NE(c.notes.find("removed before matching: drop (dropout with p=0), ident (nn.Identity)"), std::string::npos);
+  }
   Step zero = step("identity_ops", knowledge::Space::S1, 0);
   EXPECT_EQ(propose_for(zero).size(), 1u);  // a step always gets at least one
 }
@@ -266,6 +272,33 @@ TEST(KnowledgeProposer, S3UsesTheGeneratedKernelsOfTheKnowledgeBase) {
   EXPECT_NE(candidates[0].source.find("_KERNEL_COMPILERS = {"), std::string::npos);
   EXPECT_NE(candidates[0].source.find("\"--fmad=false\""), std::string::npos);  // eager's rounding, op by op
   EXPECT_NE(candidates[0].source.find("from hiera_runner import nvrtc_runtime"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// The forward of the first candidate whose recipes include `recipe`, or "".
+std::string forward_with(const std::vector<propose::Candidate>& candidates, const std::string& recipe) {
+  for (const auto& c : candidates) {
+    if (std::find(c.recipes.begin(), c.recipes.end(), recipe) == c.recipes.end()) continue;
+    const auto at = c.source.find("class ModelNew");
+    return at == std::string::npos ? c.source : c.source.substr(at);
+  }
+  return "";
+}
+
+TEST(KnowledgeProposerSpellings, AttentionInOtherSpellingsGetsSdpa) {
+  for (const char* fixture : {"attention_causal_triu", "attention_causal_buffer", "attention_bmm_dropout",
+                              "attention_additive_causal"}) {
+    SCOPED_TRACE(fixture);
+    Step s = step(fixture, knowledge::Space::S1, 4);
+    const std::string forward = forward_with(propose_for(s), "s1_scaled_dot_product_attention");
+    EXPECT_NE(forward.find("torch.nn.functional.scaled_dot_product_attention(q, k, v"), std::string::npos) << forward;
+    const bool causal = std::string(fixture) != "attention_bmm_dropout";
+    EXPECT_EQ(forward.find("is_causal=True") != std::string::npos, causal) << forward;
+    EXPECT_EQ(forward.find("dropout("), std::string::npos) << forward;  // eval-mode dropout normalised away
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // s1_scaled_dot_product_attention on the captured attention module.
 #include <gtest/gtest.h>
 
+#include "engine/graph/normalize.h"
 #include "engine/propose/knowledge/rewrites/rewrites.h"
 #include "tests/unit/engine/propose/knowledge/graph_fixtures.h"
 #include "tests/unit/engine/propose/knowledge/replacement_text.h"
@@ -77,6 +78,60 @@ TEST(AttentionRewrite, AnNnSoftmaxModuleToo) {
   EXPECT_EQ(rewrites::find_attention(g, {}).size(), 1u);
   g.submodules["softmax"].attrs["dim"] = 1;
   EXPECT_TRUE(rewrites::find_attention(g, {}).empty());
+}
+
+}  // namespace
+
+// Other spellings of attention, as the runner captured them and normalisation left them.
+namespace {
+
+using hiera::testing::replacement_text;
+
+std::vector<std::string> attention_on(const std::string& fixture) {
+  const auto normalized = hiera::engine::graph::normalize(captured_graph(fixture));
+  return replacement_texts(rewrites::find_attention(normalized.graph, {}));
+}
+
+TEST(AttentionSpellings, ATriuMaskBuiltInForwardWithMaskedFillIsCausal) {
+  EXPECT_EQ(attention_on("attention_causal_triu"), (Texts{"s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,softmax,transpose,truediv | matmul_1 |"
+                   " matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.353553"
+                   "39059327373) if _HIERA_SDPA_HAS_SCALE else (torch.softmax((((q @ (k.transpose(-2, -1))) / 2.82842712"
+                   "47461903).masked_fill(to, float('-inf'))), dim=-1)) @ v | risky"}));
+}
+
+TEST(AttentionSpellings, ATrilBufferComparedWithZeroAndEvalDropoutIsCausal) {
+  EXPECT_EQ(attention_on("attention_causal_buffer"), (Texts{"s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,mul,softmax,transpose | matmul_1 | mat"
+                   "mul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3535533905"
+                   "9327373) if _HIERA_SDPA_HAS_SCALE else (torch.nn.functional.softmax((((q @ (k.transpose(-2, -1))) * "
+                   "0.35355339059327373).masked_fill(_tensor_constant0, float('-inf'))), dim=-1, _stacklevel=3, dtype=No"
+                   "ne)) @ v | risky"}));
+}
+
+TEST(AttentionSpellings, BmmWithEvalDropoutBetweenSoftmaxAndValues) {
+  EXPECT_EQ(attention_on("attention_bmm_dropout"), (Texts{"s1_scaled_dot_product_attention | bmm,bmm_1,mul,softmax,transpose | bmm_1 | bmm_1 = torch.nn.functio"
+                   "nal.scaled_dot_product_attention(q, k, v, scale=0.3535533905932738) if _HIERA_SDPA_HAS_SCALE else to"
+                   "rch.bmm((torch.softmax(((torch.bmm(q, (k.transpose(1, 2)))) * 0.3535533905932738), dim=-1)), v) | ri"
+                   "sky"}));
+}
+
+TEST(AttentionSpellings, AnAdditiveCausalBufferAndPermutedKeys) {
+  EXPECT_EQ(attention_on("attention_additive_causal"), (Texts{"s1_scaled_dot_product_attention | add,matmul,matmul_1,mul,permute,softmax | matmul_1 | matmul_1 = to"
+                   "rch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.125) if _HIERA_SDPA_"
+                   "HAS_SCALE else torch.matmul((torch.softmax((((torch.matmul(q, (k.permute(0, 1, 3, 2)))) * 0.125) + m"
+                   "ask), dim=-1)), v) | risky"}));
+}
+
+TEST(AttentionSpellings, AMaskThatIsNotCausalStaysAMask) {
+  auto g = captured_graph("attention_additive_causal");
+  node_named(g, "mask").facts.mask.clear();
+  const auto found = rewrites::find_attention(hiera::engine::graph::normalize(g).graph, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].statements[0].find("attn_mask=mask"), std::string::npos);
+  EXPECT_EQ(found[0].statements[0].find("is_causal"), std::string::npos);
+  // A bool mask that is not known to be causal is not matched at all (masked_fill is no additive mask).
+  auto triu = captured_graph("attention_causal_triu");
+  node_named(triu, "to").facts.mask = "causal_kept";
+  EXPECT_TRUE(rewrites::find_attention(triu, {}).empty());
 }
 
 }  // namespace
