@@ -6,11 +6,14 @@
 // padded one) a tap is one load at a constant offset from the thread's
 // pointer; only the border pays for bounds checks.
 // Output point (y, x) reads input (y + oy, x + ox) with lo_y <= oy <= hi_y,
-// lo_x <= ox <= hi_x; points outside the input read as 0.
+// lo_x <= ox <= hi_x; points outside the input read as 0, or, with a boundary
+// mode (a pad with mode replicate / reflect / circular folded in), as the
+// input point that mode maps them to.
 // Domain: in [batch, ny, nx], out [batch, oy_n, ox_n], contiguous.
 // Launch: block (tile_x, tile_y), grid (ceil(ox_n / tile_x), ceil(oy_n / tile_y), min(batch, 65535)).
 //
-// Placeholders: those of stencil2d_tiled.cu.
+// Placeholders: those of stencil2d_tiled.cu, and
+// boundary       0 zeros, 1 replicate, 2 reflect, 3 circular
 {{includes}}
 typedef {{in_t}} in_t;
 typedef {{out_t}} out_t;
@@ -20,6 +23,21 @@ typedef {{out_t}} out_t;
 #define HI_Y ({{hi_y}})
 #define LO_X ({{lo_x}})
 #define HI_X ({{hi_x}})
+#define BOUNDARY ({{boundary}})
+// A coordinate outside [0, n) as the boundary mode reads it: 1 replicate (the
+// nearest edge), 2 reflect (mirrored, edge not repeated), 3 circular (wrapped);
+// 0 (zeros) never remaps, its loads read 0 outside. Offsets stay below n.
+__device__ __forceinline__ int hiera_edge(int g, int n) {
+#if BOUNDARY == 1
+  return g < 0 ? 0 : (g >= n ? n - 1 : g);
+#elif BOUNDARY == 2
+  return g < 0 ? -g : (g >= n ? 2 * n - 2 - g : g);
+#elif BOUNDARY == 3
+  return g < 0 ? g + n : (g >= n ? g - n : g);
+#else
+  return g;
+#endif
+}
 {{functions}}
 
 extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)
@@ -40,7 +58,11 @@ extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)
 #undef IN
     } else {
       auto load = [&](int gy, int gx) {
+#if BOUNDARY == 0
         return (gx >= 0 && gx < nx && gy >= 0 && gy < ny) ? static_cast<float>(plane[(long long)gy * nx + gx]) : 0.0f;
+#else
+        return static_cast<float>(plane[(long long)hiera_edge(gy, ny) * nx + hiera_edge(gx, nx)]);
+#endif
       };
 #define IN(oy, ox) load(yo + (oy), xo + (ox))
       {{update_body}}

@@ -11,11 +11,12 @@
 // bounded the first version at 30% of the DRAM bound on the H200).
 // Output point (z, y, x) reads input (z + oz, y + oy, x + ox) with
 // lo_z <= oz <= hi_z etc.; points outside the input read as 0 (a convolution's
-// zero padding). Domain: in [batch, nz, ny, nx], out [batch, oz_n, oy_n, ox_n], contiguous.
+// zero padding) or, with a boundary mode, as stencil2d_direct.cu maps them. Domain: in [batch, nz, ny, nx], out [batch, oz_n, oy_n, ox_n], contiguous.
 // Launch: block (tile_x, tile_y), grid (ceil(ox_n / tile_x), ceil(oy_n / tile_y), batch * ceil(oz_n / z_chunk)).
 //
 // Placeholders: those of stencil3d_7pt.cu (plane_lo and plane_hi are unused
-// here: COL(oz) and PLANE(oz, oy, ox) both read memory).
+// here: COL(oz) and PLANE(oz, oy, ox) both read memory), and
+// boundary       0 zeros, 1 replicate, 2 reflect, 3 circular
 {{includes}}
 typedef {{in_t}} in_t;
 typedef {{out_t}} out_t;
@@ -32,6 +33,21 @@ typedef {{out_t}} out_t;
 #define COLUMN_X ({{column_x}})
 #define COL(oz) TAP(oz, COLUMN_Y, COLUMN_X)
 #define PLANE(oz, oy, ox) TAP(oz, oy, ox)
+#define BOUNDARY ({{boundary}})
+// A coordinate outside [0, n) as the boundary mode reads it: 1 replicate (the
+// nearest edge), 2 reflect (mirrored, edge not repeated), 3 circular (wrapped);
+// 0 (zeros) never remaps, its loads read 0 outside. Offsets stay below n.
+__device__ __forceinline__ int hiera_edge(int g, int n) {
+#if BOUNDARY == 1
+  return g < 0 ? 0 : (g >= n ? n - 1 : g);
+#elif BOUNDARY == 2
+  return g < 0 ? -g : (g >= n ? 2 * n - 2 - g : g);
+#elif BOUNDARY == 3
+  return g < 0 ? g + n : (g >= n ? g - n : g);
+#else
+  return g;
+#endif
+}
 {{functions}}
 
 extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)
@@ -47,11 +63,15 @@ extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)
   const int xo = blockIdx.x * TILE_X + (int)threadIdx.x, yo = blockIdx.y * TILE_Y + (int)threadIdx.y;
   {{setup}}
   if (xo >= ox_n || yo >= oy_n) return;  // no barrier below: idle threads may leave
-  // An input point, or 0 outside the input.
+  // An input point; outside the input 0, or the point the boundary mode maps it to.
   auto load = [&](int gz, int gy, int gx) {
+#if BOUNDARY == 0
     return (gx >= 0 && gx < nx && gy >= 0 && gy < ny && gz >= 0 && gz < nz)
                ? static_cast<float>(volume[((long long)gz * ny + gy) * nx + gx])
                : 0.0f;
+#else
+    return static_cast<float>(volume[((long long)hiera_edge(gz, nz) * ny + hiera_edge(gy, ny)) * nx + hiera_edge(gx, nx)]);
+#endif
   };
   const bool inside_xy = xo + LO_X >= 0 && xo + HI_X < nx && yo + LO_Y >= 0 && yo + HI_Y < ny;
   const in_t* column = volume + (long long)yo * nx + xo;

@@ -1,5 +1,9 @@
 #include "engine/propose/knowledge/kernels/stencil_conv.h"
 
+#include <optional>
+
+#include "engine/propose/knowledge/graph_queries.h"
+
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
 #include "engine/propose/knowledge/kernels/node_args.h"
 #include "engine/propose/knowledge/kernels/stencil_kernel.h"
@@ -10,12 +14,71 @@ namespace hiera::engine::propose::knowledge_proposer::kernels {
 
 namespace {
 
+// F.pad(x, pads, mode) whose only user is the conv: folded into the stencil
+// (its amounts added to the conv's padding, its mode the kernel's boundary).
+struct FoldedPad {
+  const graph::Node* node = nullptr;
+  const graph::Node* input = nullptr;
+  std::vector<std::int64_t> amounts;  // per spatial dim, outermost first (z, y, x)
+  StencilBoundary boundary = StencilBoundary::Zeros;
+};
+
+std::optional<FoldedPad> folded_pad(const graph::OpGraph& graph, const graph::Node& pad, const graph::Node& conv, int dims) {
+  if (!is_call(pad, "pad", "torch.nn.functional.pad") || !only_user(pad, conv) || !passes_only(pad, 4, {"mode", "value"}))
+    return std::nullopt;
+  const graph::Node* input = argument_node(graph, pad, 0, "input");
+  const auto pads = int_list(argument(pad, 1, "pad"));
+  if (!input || !input->meta || !pads || pads->size() != 2 * static_cast<std::size_t>(dims)) return std::nullopt;
+  FoldedPad out{&pad, input, {}, StencilBoundary::Zeros};
+  // F.pad lists (before, after) pairs from the last dim inwards; a stencil pads each dim alike on both sides.
+  for (int d = dims - 1; d >= 0; --d) {
+    const auto before = (*pads)[2 * static_cast<std::size_t>(d)], after = (*pads)[2 * static_cast<std::size_t>(d) + 1];
+    if (before != after || before < 0) return std::nullopt;
+    out.amounts.push_back(before);
+  }
+  const graph::Arg* mode = argument(pad, 2, "mode");
+  const std::string name = mode && mode->kind == graph::Arg::Kind::String ? mode->text : "constant";
+  if (mode && mode->kind != graph::Arg::Kind::String && mode->kind != graph::Arg::Kind::None) return std::nullopt;
+  if (name == "constant") {
+    const graph::Arg* value = argument(pad, 3, "value");
+    if (value && value->kind != graph::Arg::Kind::None && !is_constant(value, 0.0)) return std::nullopt;
+  } else if (name == "replicate") {
+    out.boundary = StencilBoundary::Replicate;
+  } else if (name == "reflect") {
+    out.boundary = StencilBoundary::Reflect;
+  } else if (name == "circular") {
+    out.boundary = StencilBoundary::Circular;
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+const char* boundary_name(StencilBoundary b) {
+  switch (b) {
+    case StencilBoundary::Replicate: return "replicate";
+    case StencilBoundary::Reflect: return "reflect";
+    case StencilBoundary::Circular: return "circular";
+    case StencilBoundary::Zeros: break;
+  }
+  return "zeros";
+}
+
+// The pad the conv reads, when it folds into the stencil.
+std::optional<FoldedPad> pad_of(const graph::OpGraph& graph, const graph::Node& node) {
+  const int dims = node.kind == "conv3d" ? 3 : 2;
+  const graph::Node* input = argument_node(graph, node, 0, "input");
+  return input ? folded_pad(graph, *input, node, dims) : std::nullopt;
+}
+
 Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options,
                   StencilVariant variant) {
   const int dims = node.kind == "conv3d" ? 3 : 2;
   const graph::Arg* input_arg = argument(node, 0, "input");
   const graph::Arg* weight_arg = argument(node, 1, "weight");
   const graph::Node* input = input_arg ? graph.producer(*input_arg) : nullptr;
+  const std::optional<FoldedPad> pad = pad_of(graph, node);
+  if (pad) input = pad->input;
   const graph::Node* weight = weight_arg ? graph.producer(*weight_arg) : nullptr;
   if (!input || !input->meta || !weight || !weight->meta || !node.meta) throw Unsupported(node.name + ": operands are not tensors");
   const auto& in_shape = input->meta->shape;
@@ -25,9 +88,11 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   const std::int64_t groups = static_cast<std::int64_t>(number_argument(node, 6, "groups").value_or(1));
   const std::int64_t channels = in_shape[1];
   if (w_shape[1] != 1 || w_shape[0] != groups || groups != channels) return {};  // not one channel per group: a real conv
-  // Only fixed coefficients: a non-persistent buffer the constructor fills.
-  if (weight->op != "get_attr" || !graph.buffers.count(weight->target) || graph.buffers.at(weight->target).persistent)
-    throw Unsupported(node.name + ": the weight is not a non-persistent buffer (fixed coefficients)");
+  // Fixed coefficients: a buffer (persistent or not) or a constant the
+  // constructor or the trace made. The kernel reads them on the device, so
+  // their values need not be known here; a learned parameter is cuDNN's job.
+  if (weight->op != "get_attr" || graph.parameters.count(weight->target))
+    throw Unsupported(node.name + ": the weight is not a buffer or constant (fixed coefficients)");
   for (auto s : per_dim_argument(node, 3, "stride", dims, 1))
     if (s != 1) throw Unsupported(node.name + ": stride " + std::to_string(s));
   for (auto d : per_dim_argument(node, 5, "dilation", dims, 1))
@@ -40,6 +105,16 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   }
   if (const auto mode = argument(node, 7, "padding_mode"); mode && mode->kind == graph::Arg::Kind::String && mode->text != "zeros")
     throw Unsupported(node.name + ": padding mode " + mode->text);
+  const StencilBoundary boundary = pad ? pad->boundary : StencilBoundary::Zeros;
+  if (pad) {
+    for (std::size_t d = 0; d < padding.size(); ++d) {
+      if (boundary != StencilBoundary::Zeros && padding[d] != 0)
+        throw Unsupported(node.name + ": a " + boundary_name(boundary) + " pad and the conv's own zero padding");
+      padding[d] += pad->amounts[d];
+    }
+  }
+  if (boundary != StencilBoundary::Zeros && variant != StencilVariant::Direct)
+    throw Unsupported(node.name + ": only the direct stencil kernels read " + boundary_name(boundary) + " boundaries");
   const graph::Arg* bias_arg = argument(node, 2, "bias");
   const graph::Node* bias = bias_arg ? graph.producer(*bias_arg) : nullptr;
   if (bias_arg && bias_arg->kind != graph::Arg::Kind::None && (!bias || !bias->meta))
@@ -76,6 +151,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     kernel.in_dtype = input->meta->dtype;
     kernel.out_dtype = node.meta->dtype;
     kernel.geometry = stencil_geometry(dims, taps);
+    kernel.boundary = boundary;
     if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
     if (dims == 3) {
       for (std::size_t d = 0; d < 3; ++d)
@@ -114,7 +190,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     return kernel;
   };
   const StencilKernel kernel = make_kernel(variant, "stencil_" + node.name);
-  const bool vec4 = variant == StencilVariant::Direct && stencil_vec4_applies(dims, input->meta->dtype, node.meta->dtype, in_shape.back());
+  const bool vec4 = variant == StencilVariant::Direct && boundary == StencilBoundary::Zeros && stencil_vec4_applies(dims, input->meta->dtype, node.meta->dtype, in_shape.back());
 
   Replacement replacement;
   const bool direct = variant == StencilVariant::Direct;
@@ -123,9 +199,11 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   replacement.space = knowledge::Space::S3;
   replacement.produces = node.name;
   replacement.covered = {node.name};
+  if (pad) replacement.covered.insert(pad->node->name);
   replacement.description = node.kind + " with " + (channels == 1 ? "one channel" : "one channel per group") + " and " +
                             std::to_string(taps.size()) + " fixed coefficients as a " + std::to_string(dims) +
                             "D stencil kernel (coefficients read on the device" +
+                            (pad ? std::string(", the ") + boundary_name(boundary) + " pad folded in" : std::string()) +
                             (vec4     ? ", four outputs per thread from 16-byte loads, neighbours through the caches)"
                              : direct ? ", neighbours read through the caches)"
                                       : ")");
@@ -174,6 +252,14 @@ std::vector<Replacement> find_conv_stencils(const graph::OpGraph& graph, std::se
       continue;
     }
     try {
+      if (const auto pad = pad_of(graph, node); pad && pad->boundary != StencilBoundary::Zeros) {
+        // Only the direct kernels map taps outside the input through a boundary mode.
+        Replacement direct = build(graph, node, options, StencilVariant::Direct);
+        if (direct.produces.empty()) continue;
+        covered.insert(direct.covered.begin(), direct.covered.end());
+        out.push_back(std::move(direct));
+        continue;
+      }
       Replacement replacement = build(graph, node, options, StencilVariant::SharedRing);
       if (replacement.produces.empty()) continue;  // an ordinary convolution
       covered.insert(replacement.covered.begin(), replacement.covered.end());

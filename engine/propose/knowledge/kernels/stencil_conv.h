@@ -1,9 +1,11 @@
 #pragma once
 // Convolution stencils: conv2d / conv3d with stride 1, no dilation and one
 // input and one output channel per group (a single-channel conv, or a
-// depthwise one with groups = channels) whose weight is a non-persistent
-// buffer, i.e. fixed coefficients the constructor sets (F.conv3d(x,
-// self.laplacian, padding=1)). cuDNN is poor at one channel; this is a
+// depthwise one with groups = channels) whose weight is a buffer (persistent
+// or not) or a constant, i.e. fixed coefficients the constructor sets
+// (F.conv3d(x, self.laplacian, padding=1)); an F.pad that only the conv reads
+// folds in: zeros as padding, replicate / reflect / circular as the direct
+// kernel's boundary mode (stencil_kernel.h, StencilBoundary). cuDNN is poor at one channel; this is a
 // stencil (stencil_kernel.h). The capture carries shapes, not values, so the
 // kernel is general: it reads the coefficients of its channel from the
 // weight tensor on the device into registers once per block (a 3x3x3 stencil

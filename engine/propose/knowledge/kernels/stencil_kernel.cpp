@@ -211,9 +211,12 @@ KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const Ste
       {"setup", kernel.setup},
       {"update_body", join_lines(kernel.update_body, 6)},
       {"update_result", kernel.update_result},
+      {"boundary", std::to_string(static_cast<int>(kernel.boundary))},
   };
   if (kernel.variant == StencilVariant::DirectVec4) return vec4_source(knowledge, kernel, std::move(values));
   const bool direct = kernel.variant == StencilVariant::Direct;
+  if (!direct && kernel.boundary != StencilBoundary::Zeros)
+    throw std::invalid_argument("stencil_source: only the direct kernels have boundary modes");
   const std::string name = g.dims == 3 ? (direct ? "stencil3d_direct.cu" : "stencil3d_7pt.cu")
                                        : (direct ? "stencil2d_direct.cu" : "stencil2d_tiled.cu");
   return {kernel.name, fill_kernel_template(knowledge, name, values), {}};

@@ -65,6 +65,11 @@ int stencil_vec4_z_chunk(std::int64_t out_z);
 // when the input's rows are not 16-byte aligned.
 enum class StencilVariant { SharedRing, Direct, DirectVec4 };
 
+// What a tap outside the input reads: 0 (a conv's zero padding) or, folded in
+// from F.pad's mode, the input point replicate / reflect / circular maps it
+// to. Only the Direct kernels have the modes other than Zeros.
+enum class StencilBoundary { Zeros = 0, Replicate = 1, Reflect = 2, Circular = 3 };
+
 // Whether a 3D stencil from `in_dtype` to `out_dtype` over rows `nx` wide has the DirectVec4 kernel.
 bool stencil_vec4_applies(int dims, const std::string& in_dtype, const std::string& out_dtype, std::int64_t nx);
 
@@ -84,6 +89,7 @@ struct StencilKernel {
   StencilVariant variant = StencilVariant::SharedRing;
   std::string in_dtype, out_dtype;
   StencilGeometry geometry;
+  StencilBoundary boundary = StencilBoundary::Zeros;
   std::vector<std::string> update_body;  // statements over the accessors
   std::string update_result;
   std::vector<std::string> helpers;      // device helpers the update calls

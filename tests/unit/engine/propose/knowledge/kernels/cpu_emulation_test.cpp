@@ -302,6 +302,31 @@ OpGraph conv_stencils(Shape x = {2, 1, 20, 18, 35}) {
   return b.build({"conv3d", "conv2d"});
 }
 
+// F.pad with a boundary mode, then a stencil conv: the pad folds into the direct kernel's boundary.
+OpGraph padded_stencils() {
+  GraphBuilder b;
+  b.input("x", {2, 1, 9, 10, 13}).input("y", {2, 3, 11, 17});
+  b.buffer("stencil", "stencil", {1, 1, 3, 3, 3}, true);
+  b.buffer("blur", "blur", {3, 1, 5, 5}, true);
+  b.buffer("blur3", "blur3", {3, 1, 3, 3}, true);
+  auto pad = [&](const std::string& name, const std::string& input, std::vector<long long> amounts, const std::string& mode,
+                 std::vector<std::int64_t> shape) {
+    std::vector<Arg> items;
+    for (auto a : amounts) items.push_back(int_arg(a));
+    b.call(name, "call_function", "torch.nn.functional.pad", "unknown", {node_arg(input), list_arg(items)},
+           {{"mode", string_arg(mode)}}, shape);
+  };
+  pad("pad3", "x", {1, 1, 1, 1, 1, 1}, "circular", {2, 1, 11, 12, 15});
+  b.call("conv3d", "call_function", "torch.conv3d", "conv3d", {node_arg("pad3"), node_arg("stencil")}, {}, {2, 1, 9, 10, 13});
+  pad("pad_r", "y", {2, 2, 2, 2}, "reflect", {2, 3, 15, 21});
+  b.call("conv2d", "call_function", "torch.conv2d", "conv2d", {node_arg("pad_r"), node_arg("blur")},
+         {{"groups", int_arg(3)}}, {2, 3, 11, 17});
+  pad("pad_e", "y", {1, 1, 1, 1}, "replicate", {2, 3, 13, 19});
+  b.call("conv2d_e", "call_function", "torch.conv2d", "conv2d", {node_arg("pad_e"), node_arg("blur3")},
+         {{"groups", int_arg(3)}}, {2, 3, 11, 17});
+  return b.build({"conv3d", "conv2d", "conv2d_e"});
+}
+
 const std::vector<std::string> kLaplacianIn27 = {
     "stencil.zero_()", "stencil[0, 0, 1, 1, 1] = -6.0",
     "stencil[0, 0, 0, 1, 1] = stencil[0, 0, 2, 1, 1] = stencil[0, 0, 1, 0, 1] = 1.0",
@@ -524,6 +549,11 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"},
        // A 7-point Laplacian in 27 coefficients: the kernel skips the zero ones.
        kLaplacianIn27},
+      {"padded_stencils", padded_stencils(),
+       {{"conv3d", "F.conv3d(F.pad(x, (1, 1, 1, 1, 1, 1), mode='circular'), stencil)"},
+        {"conv2d", "F.conv2d(F.pad(y, (2, 2, 2, 2), mode='reflect'), blur, groups=3)"},
+        {"conv2d_e", "F.conv2d(F.pad(y, (1, 1, 1, 1), mode='replicate'), blur3, groups=3)"}},
+       {"s3_stencil3d_direct_l1", "s3_stencil2d_direct_l1", "s3_stencil2d_direct_l1"}},
       {"conv_stencils_ring", conv_stencils(),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
        {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27, {}, false, 0.0, true},
@@ -701,7 +731,10 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 64) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 67) << result.out;
+  // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv3d max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv2d_e max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.

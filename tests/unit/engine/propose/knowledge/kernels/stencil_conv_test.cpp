@@ -1,7 +1,7 @@
-// Convolution stencils: a single-channel conv3d with a fixed (non-persistent
-// buffer) 3x3x3 coefficient tensor and a depthwise conv2d become stencil
-// kernels that read their coefficients on the device; learned or persistent
-// weights, strides and real convolutions are left alone.
+// Convolution stencils: a single-channel conv3d with a fixed (buffer, persistent
+// or not) 3x3x3 coefficient tensor and a depthwise conv2d become stencil
+// kernels that read their coefficients on the device; learned weights
+// (parameters), strides and real convolutions are left alone.
 #include "engine/propose/knowledge/kernels/stencil_conv.h"
 
 #include <gmock/gmock.h>
@@ -24,10 +24,13 @@ using ::testing::HasSubstr;
 KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
 // F.conv3d(x, self.stencil, padding=1) on [2, 1, 128, 128, 128].
-OpGraph laplacian_conv3d(bool persistent, long long stride = 1) {
+OpGraph laplacian_conv3d(bool persistent, long long stride = 1, bool learned = false) {
   GraphBuilder b;
   b.input("x", {2, 1, 128, 128, 128});
-  b.buffer("stencil", "stencil", {1, 1, 3, 3, 3}, persistent);
+  if (learned)
+    b.parameter("stencil", "stencil", {1, 1, 3, 3, 3});
+  else
+    b.buffer("stencil", "stencil", {1, 1, 3, 3, 3}, persistent);
   b.call("conv3d", "call_function", "torch.conv3d", "conv3d", {node_arg("x"), node_arg("stencil")},
          {{"padding", int_arg(1)}, {"stride", int_arg(stride)}}, {2, 1, 128, 128, 128});
   return b.build({"conv3d"});
@@ -132,9 +135,13 @@ TEST(StencilConv, DepthwiseConv2dIsATiledStencilPerChannel) {
 TEST(StencilConv, LeavesLearnedWeightsStridesAndRealConvolutionsAlone) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
-  EXPECT_TRUE(find_conv_stencils(laplacian_conv3d(true), covered, options(), skipped).empty());
+  // A persistent buffer is as fixed as a non-persistent one: the kernel reads whatever it holds.
+  EXPECT_EQ(find_conv_stencils(laplacian_conv3d(true), covered, options(), skipped).size(), 2u);
+  EXPECT_TRUE(skipped.empty());
+  covered.clear();
+  EXPECT_TRUE(find_conv_stencils(laplacian_conv3d(false, 1, true), covered, options(), skipped).empty());
   ASSERT_EQ(skipped.size(), 1u);
-  EXPECT_EQ(skipped[0].reason, "conv3d: the weight is not a non-persistent buffer (fixed coefficients)");
+  EXPECT_EQ(skipped[0].reason, "conv3d: the weight is not a buffer or constant (fixed coefficients)");
   skipped.clear();
   EXPECT_TRUE(find_conv_stencils(laplacian_conv3d(false, 2), covered, options(), skipped).empty());
   ASSERT_EQ(skipped.size(), 1u);
