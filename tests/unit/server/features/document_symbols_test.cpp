@@ -109,6 +109,25 @@ TEST_F(AnalysisViewsTest, DocumentSymbolOfAnotherLanguageIsEmpty) {
   EXPECT_EQ(document_symbols("file:///w/notes.txt")["result"], json::array());
 }
 
+TEST_F(AnalysisViewsTest, DocumentSymbolDuringEditsAnswersFromALastAnalysisNeverAnError) {
+  ServerOptions options;
+  options.analysis_debounce = std::chrono::milliseconds(10000);  // the edits' builds wait; the requests do not
+  options.hover_wait = std::chrono::milliseconds(0);
+  start(nullptr, true, options);
+  open(kCuUri, "cuda", kCu);
+  for (int version = 2; version <= 6; ++version) {
+    transport.push_message(hiera::testing::notification(
+        "textDocument/didChange", {{"textDocument", {{"uri", kCuUri}, {"version", version}}},
+                                   {"contentChanges", {{{"range", range(1, 0, 1, 0)}, {"text", "\n"}}}}}));
+    const json reply = document_symbols(kCuUri);
+    ASSERT_FALSE(reply.contains("error")) << reply.dump();
+    ASSERT_EQ(reply["result"].size(), 4u);  // version 1's outline or a newer one: the same four symbols
+    EXPECT_EQ(reply["result"][1]["name"], "saxpy");
+    EXPECT_FALSE(inlay_hints(kCuUri, range(0, 0, 99, 0)).contains("error"));
+    EXPECT_FALSE(definition(kCuUri, 14, 3).contains("error"));
+  }
+}
+
 // Without the server's loop: what the feature answers before any build, and
 // from the last build once the document moved on.
 TEST_F(AnalysisViewsTest, DocumentSymbolBeforeAnyAnalysisIsEmptyThenTheLatestAnalysisAnswers) {
