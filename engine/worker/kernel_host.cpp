@@ -184,7 +184,32 @@ bool KernelHost::usable() {
   return !dead_ && child_ && !child_->exit_status() && !child_->wait_for(std::chrono::milliseconds(0));
 }
 
+void KernelHost::retire() {
+  if (!usable()) return;
+  try {
+    channel_->send(kh::exit_request());
+  } catch (const kh::ProtocolError&) {
+  }
+  dead_ = "the kernel host was retired";
+}
+
+bool KernelHost::finished() { return !child_ || child_->wait_for(std::chrono::milliseconds(0)).has_value(); }
+
+void KernelHostPool::reap_finished() {
+  std::erase_if(retiring_, [](const std::unique_ptr<KernelHost>& host) { return host->finished(); });
+  // One still exiting after its successor's whole evaluation is stuck: ended now (killed, reaped).
+  while (retiring_.size() > 2) retiring_.erase(retiring_.begin());
+}
+
+void KernelHostPool::give_back(std::unique_ptr<KernelHost> host) {
+  if (!host) return;
+  host->retire();
+  retiring_.push_back(std::move(host));
+  reap_finished();
+}
+
 std::unique_ptr<KernelHost> KernelHostPool::take() {
+  reap_finished();
   std::unique_ptr<KernelHost> host = std::move(spare_);
   if (!host || !host->usable()) host = start_();
   try {

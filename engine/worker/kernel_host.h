@@ -70,6 +70,10 @@ class KernelHost {
   Timed launch_timed(kernel_host::LaunchRequest request, std::chrono::milliseconds limit, const std::string& what);
   // False once the host exited, was killed, or lost its context.
   bool usable();
+  // Asks the host to exit without waiting for it (see KernelHostPool::give_back).
+  void retire();
+  // The host process has ended (and is reaped).
+  bool finished();
   const std::filesystem::path& scratch() const { return scratch_; }
 
  private:
@@ -92,10 +96,16 @@ class KernelHostPool {
   explicit KernelHostPool(Start start) : start_(std::move(start)) {}
   // The spare (or a new host when it died), and the next spare started.
   std::unique_ptr<KernelHost> take();
+  // A used host: told to exit and reaped later, so the tear-down of its CUDA
+  // context is not on the evaluation's path.
+  void give_back(std::unique_ptr<KernelHost> host);
 
  private:
+  void reap_finished();
+
   Start start_;
   std::unique_ptr<KernelHost> spare_;
+  std::vector<std::unique_ptr<KernelHost>> retiring_;
 };
 
 }  // namespace hiera::worker

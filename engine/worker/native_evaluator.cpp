@@ -68,6 +68,13 @@ KernelHostPool& kernel_hosts(int device) {
   return *pool;
 }
 
+// Hands the evaluation's host back to its pool on every path out.
+struct HostLease {
+  KernelHostPool& pool;
+  std::unique_ptr<KernelHost>& host;
+  ~HostLease() { pool.give_back(std::move(host)); }
+};
+
 // A timed run whose host-reported time cannot be true.
 class ImpossibleTiming : public std::runtime_error {
  public:
@@ -669,12 +676,15 @@ json NativeEvaluator::evaluate(const json& params) const {
     // shares an address space with the reference, the kept outputs, the
     // check kernels' results or the timer.
     evaluation.phases.enter("host_start");
+    KernelHostPool& pool = kernel_hosts(device_.index);
     std::unique_ptr<KernelHost> host;
     try {
-      host = kernel_hosts(device_.index).take();
+      host = pool.take();
     } catch (const std::system_error& e) {
       throw CudaFailure(CudaFailure::Kind::Runtime, std::string("cannot start the kernel host: ") + e.what(), false);
     }
+    // Declared before the trials, so it is handed back after they released their buffers.
+    const HostLease lease{pool, host};
     const kernel_host::Ready& ready = in_host([&]() -> const kernel_host::Ready& { return host->ready(kHostReadyLimit); });
     evaluation.sandbox = json(ready.protections);
     if (ready.cuda_error) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -120,6 +121,7 @@ TEST(KernelHostGpu, ACorrectCandidatePassesThroughItsHostAndIsTimed) {
     EXPECT_TRUE(result["sandbox"].contains(name)) << result["sandbox"].dump();
   }
   EXPECT_TRUE(result["phases_ms"].contains("host_start")) << result["phases_ms"].dump();
+  std::cout << "sandbox: " << result["sandbox"].dump() << "\nphases_ms: " << result["phases_ms"].dump() << "\n";
 }
 
 // Writes a gigabyte past its output, as an attack scanning for the worker's
