@@ -210,7 +210,7 @@ int run_bench(const BenchArgs& args, const char* argv0, const std::vector<std::s
       terminal ? std::function<void(const std::string&)>([&terminal](const std::string& line) { terminal->note(line); })
                : nullptr);
   try {
-    const json config = load_configuration(args.optimizer.config);
+    const json config = load_configuration(args.optimizer.config, ".", "hiera bench");
     hiera_engine.configure({args.optimizer, config});
     fs::create_directories(out_dir);
   } catch (const std::exception& e) {

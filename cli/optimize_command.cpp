@@ -46,7 +46,9 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
   engine::optimize::Target target;
   json config;
   try {
-    config = load_configuration(args.optimizer.config);
+    // Found from the target file's directory up, as git finds .git.
+    const std::filesystem::path file = args.target.substr(0, args.target.find("::"));
+    config = load_configuration(args.optimizer.config, file.parent_path().empty() ? "." : file.parent_path(), "hiera optimize");
     target = engine::optimize::load_target(args.target);
   } catch (const std::exception& e) {
     std::cerr << "hiera optimize: " << e.what() << std::endl;

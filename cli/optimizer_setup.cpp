@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "engine/facade/configuration.h"
+
 namespace hiera::cli {
 
 void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string& workers_help) {
@@ -20,10 +22,17 @@ void add_optimizer_options(CLI::App& cmd, OptimizerArgs& args, const std::string
                  "Where workers run (repeat for several): a command line, ssh://[user@]host[:port][/path/to/hiera][?gpus=N], "
                  "or slurm[:PARTITION][,gres=gpu:N][,workers=W][,mem=SIZE][,jobid=ID]...; default: hiera worker per visible GPU");
   cmd.add_option("--workers", args.worker_count, workers_help)->check(CLI::Range(1, 64));
-  cmd.add_option("--config", args.config, "JSON configuration (default: $HIERA_CONFIG, else .hiera/config.json)");
+  cmd.add_option("--config", args.config, "JSON configuration (default: $HIERA_CONFIG, else the first .hiera/config.json in the target's "
+                 "directory, for bench the current one, or above)");
   cmd.add_option("--runs-dir", args.runs_dir, "Where run logs go (default: .hiera/runs)");
   cmd.add_option("--knowledge", args.knowledge_dir, "Knowledge directory (default: the installed one)");
   cmd.add_option("--target-gpu", args.target_gpu, "Knowledge GPU id for estimates when no GPU is probed (default: h200)");
+}
+
+nlohmann::json load_configuration(const std::string& path, const std::filesystem::path& start, const std::string& program) {
+  auto loaded = engine::facade::load_configuration(path, start);
+  for (const auto& warning : loaded.warnings) std::cerr << program << ": " << warning << std::endl;
+  return std::move(loaded.json);
 }
 
 engine::eval::AllocationNotices::Subscription show_allocation_notices(const engine::eval::AllocationNotices& notices,

@@ -32,7 +32,12 @@ void add_optimizer_options(CLI::App& command, OptimizerArgs& args, const std::st
     const engine::eval::AllocationNotices& notices, const std::string& program,
     std::function<void(const std::string&)> note);
 
-using engine::optimize::load_configuration;
+// The configuration (engine/facade/configuration.h): `path` (--config), else
+// $HIERA_CONFIG, else the first .hiera/config.json in `start` or above; each
+// unknown key a line on stderr, "PROGRAM: FILE: unknown configuration key 'KEY' (...)".
+// Throws std::runtime_error as engine::facade::load_configuration does.
+nlohmann::json load_configuration(const std::string& path, const std::filesystem::path& start, const std::string& program);
+
 using engine::optimize::make_optimizer_setup;
 using engine::optimize::OptimizerSetup;
 using engine::optimize::self_path;

@@ -34,9 +34,9 @@ TEST(OptimizerConfiguration, RejectsWhatIsNotAJsonObject) {
   hiera::testing::TempDirectory dir("hiera-config-");
   std::ofstream(dir.path() / "list.json") << "[]";
   std::ofstream(dir.path() / "ok.json") << R"({"target_gpu": "h100"})";
-  EXPECT_EQ(load_configuration((dir.path() / "ok.json").string()), (nlohmann::json{{"target_gpu", "h100"}}));
-  EXPECT_THROW(load_configuration((dir.path() / "list.json").string()), std::runtime_error);
-  EXPECT_THROW(load_configuration((dir.path() / "missing.json").string()), std::runtime_error);
+  EXPECT_EQ(load_configuration((dir.path() / "ok.json").string(), ".", "test"), (nlohmann::json{{"target_gpu", "h100"}}));
+  EXPECT_THROW(load_configuration((dir.path() / "list.json").string(), ".", "test"), std::runtime_error);
+  EXPECT_THROW(load_configuration((dir.path() / "missing.json").string(), ".", "test"), std::runtime_error);
 }
 
 }  // namespace
