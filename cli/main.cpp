@@ -13,6 +13,7 @@
 #include "cli/analyze_command.h"
 #include "cli/bench_command.h"
 #include "cli/bench_compare_command.h"
+#include "cli/doctor_command.h"
 #include "cli/lsp_notice.h"
 #include "cli/optimize_command.h"
 #include "engine/common/process_protection.h"
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
   auto* bench = hiera::cli::add_bench_command(app, bench_args);
   hiera::cli::BenchCompareArgs compare_args;
   auto* bench_compare = hiera::cli::add_bench_compare_command(app, compare_args);
+  hiera::cli::DoctorArgs doctor_args;
+  auto* doctor = hiera::cli::add_doctor_command(app, doctor_args);
   auto* worker = app.add_subcommand("worker", "Run the GPU evaluation worker (job protocol on stdio)");
   worker->allow_extras();  // hiera-worker parses its own options
 
@@ -101,5 +104,6 @@ int main(int argc, char** argv) {
   if (*bench) return hiera::cli::run_bench(bench_args, argv[0], std::vector<std::string>(argv, argv + argc));
   if (*bench_compare) return hiera::cli::run_bench_compare(compare_args);
   if (*analyze) return hiera::cli::run_analyze(analyze_args, argv[0]);
+  if (*doctor) return hiera::cli::run_doctor(doctor_args, argv[0]);
   return 2;
 }
