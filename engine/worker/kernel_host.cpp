@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <system_error>
 
 #include <unistd.h>
@@ -178,6 +179,15 @@ KernelHost::Timed KernelHost::launch_timed(kh::LaunchRequest request, std::chron
     throw KernelHostError(KernelHostError::Kind::Runtime, *dead_);
   }
   return {*reply.elapsed_ms, std::chrono::duration<double, std::milli>(ended - started).count()};
+}
+
+std::optional<std::string> impossible_timing(const KernelHost::Timed& timed) {
+  if (timed.reported_ms <= timed.wall_ms + kTimingToleranceMs) return std::nullopt;
+  std::ostringstream message;
+  message.precision(4);
+  message << "the kernel host reported " << timed.reported_ms << " ms for a timed run that took " << timed.wall_ms
+          << " ms from request to reply (measured by the worker): the report is impossible";
+  return message.str();
 }
 
 bool KernelHost::usable() {

@@ -89,6 +89,12 @@ class KernelHost {
   std::optional<std::string> dead_;  // why it can no longer be used
 };
 
+// The host's event time for a timed run lies inside the worker's wall time
+// around that request; beyond this margin the report is impossible.
+inline constexpr double kTimingToleranceMs = 0.1;
+// Why a timed round's report cannot be true, or nullopt when it can.
+std::optional<std::string> impossible_timing(const KernelHost::Timed& timed);
+
 // One host per candidate, one started ahead (the spare).
 class KernelHostPool {
  public:

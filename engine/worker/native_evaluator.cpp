@@ -41,9 +41,6 @@ constexpr double kBandwidthSlack = 0.80;
 constexpr double kComputeSlack = 0.70;
 // A kernel host creates its CUDA context before it is ready: seconds at most.
 constexpr std::chrono::milliseconds kHostReadyLimit{60000};
-// The host's event time for a timed run lies inside the worker's wall time
-// around that request; beyond this margin the report is impossible.
-constexpr double kTimingToleranceMs = 0.1;
 
 // A kernel host's failure is the candidate's: classified like a CUDA failure,
 // but the worker's own context is untouched, so never "context lost".
@@ -351,13 +348,7 @@ class Trial {
   double time_candidate(std::chrono::milliseconds limit) {
     check_cuda(cudaDeviceSynchronize(), "finishing the worker's work before a timed candidate run");
     const KernelHost::Timed t = in_host([&] { return host_->launch_timed(host_launch_, limit, "timing the candidate"); });
-    if (t.reported_ms > t.wall_ms + kTimingToleranceMs) {
-      std::ostringstream message;
-      message.precision(4);
-      message << "the kernel host reported " << t.reported_ms << " ms for a timed run that took " << t.wall_ms
-              << " ms from request to reply (measured by the worker): the report is impossible";
-      throw ImpossibleTiming(message.str());
-    }
+    if (auto why = impossible_timing(t)) throw ImpossibleTiming(*why);
     return t.reported_ms;
   }
 

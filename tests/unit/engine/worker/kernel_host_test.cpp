@@ -135,6 +135,14 @@ TEST_F(KernelHostTest, AHostThatDiesIsReportedWithHowItEnded) {
             "the kernel host exited (signal 9 SIGKILL) while running the candidate");
 }
 
+TEST(KernelHostTiming, AReportLongerThanTheWorkersWallTimeIsImpossible) {
+  EXPECT_FALSE(impossible_timing({0.5, 0.9}));
+  EXPECT_FALSE(impossible_timing({1.05, 1.0}));  // within the tolerance: clocks of two kinds
+  EXPECT_EQ(impossible_timing({5.0, 2.0}),
+            std::optional<std::string>("the kernel host reported 5 ms for a timed run that took 2 ms from request to reply "
+                                       "(measured by the worker): the report is impossible"));
+}
+
 TEST_F(KernelHostTest, ThePoolHandsOutTheSpareAndStartsTheNext) {
   int started = 0;
   KernelHostPool pool([&] {
