@@ -3,10 +3,11 @@
 # then `hiera optimize` of a small module from TMP/bin on a CPU worker, run
 # from a directory outside the source tree, with the configuration, knowledge
 # and runner the prefix holds. Asserts that the prefix has the runner (with
-# its templates), knowledge/ and the torch-python finder, that the run
-# verified a candidate, and that the runner the worker started was the
-# installed one (its modules were imported from TMP: their bytecode cache is
-# written there). Exits 77 (skip) without a python3 that imports torch or
+# its templates), knowledge/, the torch-python finder and the configuration
+# schema; that `hiera doctor` from TMP reports the installed knowledge and
+# worker; that the run verified a candidate, and that the runner the worker
+# started was the installed one (its modules were imported from TMP: their
+# bytecode cache is written there). Exits 77 (skip) without a python3 that imports torch or
 # without hiera-worker. Usage: installed_tree_cpu.sh BUILD_DIR SOURCE_DIR
 set -u
 build="$1"
@@ -15,13 +16,13 @@ py="$("$source_dir/scripts/find-torch-python")" || { echo "SKIP: no python3 that
 [ -x "$build/bin/hiera-worker" ] || { echo "SKIP: hiera-worker was not built (no CUDA toolkit)"; exit 77; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-prefix="$work/prefix"
+prefix="$(realpath "$work")/prefix"
 fail() { echo "FAIL: $*"; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "cmake --install exited $?"; }
 for f in bin/hiera bin/hiera-worker libexec/hiera/find-torch-python share/hiera/python/hiera_runner/__main__.py \
          share/hiera/python/hiera_runner/templates/scalars.py.tmpl share/hiera/knowledge/gpus \
-         share/hiera/knowledge/templates; do
+         share/hiera/knowledge/templates share/hiera/config.schema.json; do
   [ -e "$prefix/$f" ] || fail "the installed tree has no $f"
 done
 [ -x "$prefix/libexec/hiera/find-torch-python" ] || fail "libexec/hiera/find-torch-python is not executable"
@@ -50,6 +51,11 @@ def get_init_inputs():
 PY
 cd "$work/project" || exit 1
 unset PYTHONDONTWRITEBYTECODE HIERA_PYTHONPATH HIERA_KNOWLEDGE_DIR HIERA_CONFIG
+
+HIERA_PYTHON="$py" "$prefix/bin/hiera" doctor >doctor.out 2>doctor.err || { cat doctor.out doctor.err; fail "hiera doctor exited $?"; }
+grep -q "^ok   knowledge: $prefix/share/hiera/knowledge (" doctor.out || { cat doctor.out; fail "doctor: not the installed knowledge"; }
+grep -qx "ok   worker: hiera-worker [0-9.]* ($prefix/bin/hiera worker)" doctor.out || { cat doctor.out; fail "doctor: not the installed worker"; }
+grep -qx "ok   python: $py, torch .*" doctor.out || { cat doctor.out; fail "doctor: no python with torch"; }
 HIERA_PYTHON="$py" "$prefix/bin/hiera" optimize noop_relu.py --llm none --budget 2 --workers 1 --quiet \
   --json result.json >report.md 2>optimize.err
 rc=$?
