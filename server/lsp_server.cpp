@@ -51,6 +51,7 @@ LspServer::LspServer(Transport& transport, ServerOptions options)
 }
 
 LspServer::~LspServer() {
+  views_.join();
   jobs_.reset();
   loop_guard_.reset();
   if (loop_thread_.joinable()) {
@@ -112,6 +113,7 @@ int LspServer::run() {
   std::promise<void> drained;
   boost::asio::post(loop_, [&drained] { drained.set_value(); });
   drained.get_future().wait();
+  views_.join();  // their replies are out before shutdown goes on
   client_requests_.fail_all("the connection to the client is closed");
   jobs_->cancel_all();
   jobs_->wait_idle();
@@ -405,17 +407,23 @@ void LspServer::register_handlers() {
   // The views (outline, inlay hints, definition) read the last analysis: they
   // wait as briefly as a hover for their own version's build, then answer
   // from whatever was built (empty when nothing was yet), never an error.
+  // Rendered and serialised on views_, not on the loop.
   auto view = [this, document_for, after_build](const std::string& uri, Reply& reply, engine::CancellationToken cancel,
                                                 auto collect) {
     auto document = document_for(uri);
     after_build(document, reply, options_.hover_wait, true, [this, document, cancel, collect](Reply& reply) {
-      engine::throw_if_cancelled(cancel);
-      auto ctx = context(cancel);
-      json out = json::array();
-      for (auto& feature : features_) {
-        for (auto& item : collect(*feature, *document, ctx)) out.push_back(std::move(item));
-      }
-      reply.result(std::move(out));  // a big file's outline is thousands of symbols: no copy
+      auto shared = std::make_shared<Reply>(std::move(reply));
+      boost::asio::post(views_, [this, document, cancel, collect, shared] {
+        Dispatcher::guard(*shared, [&] {
+          engine::throw_if_cancelled(cancel);
+          auto ctx = context(cancel);
+          json out = json::array();
+          for (auto& feature : features_) {
+            for (auto& item : collect(*feature, *document, ctx)) out.push_back(std::move(item));
+          }
+          shared->result(std::move(out));  // a big file's outline is thousands of symbols: no copy
+        });
+      });
     });
   };
 
@@ -444,12 +452,18 @@ void LspServer::register_handlers() {
 
   dispatcher_.on_request("workspace/symbol", [this](const json& params, Reply& reply, engine::CancellationToken cancel) {
     auto query = lsp::parse_params<lsp::WorkspaceSymbolParams>(params);
-    auto ctx = context(cancel);
-    json out = json::array();
-    for (auto& feature : features_) {
-      for (auto& symbol : feature->workspace_symbols(query.query, ctx)) out.push_back(std::move(symbol));
-    }
-    reply.result(std::move(out));
+    auto shared = std::make_shared<Reply>(std::move(reply));
+    boost::asio::post(views_, [this, query, cancel, shared] {
+      Dispatcher::guard(*shared, [&] {
+        engine::throw_if_cancelled(cancel);
+        auto ctx = context(cancel);
+        json out = json::array();
+        for (auto& feature : features_) {
+          for (auto& symbol : feature->workspace_symbols(query.query, ctx)) out.push_back(std::move(symbol));
+        }
+        shared->result(std::move(out));
+      });
+    });
   });
 
   dispatcher_.on_request("codeAction/resolve", [this](const json& params, Reply& reply, auto) {

@@ -11,6 +11,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "protocol/framing.h"
 #include "server/client/client.h"
@@ -96,6 +97,10 @@ class LspServer final : public Client {
   std::unique_ptr<JobManager> jobs_;
   // Last: destroyed first, waiting for its builds while the features live.
   std::unique_ptr<DocumentScheduler> scheduler_;
+  // Where the views (outline, inlay hints, definition) are rendered and
+  // serialised, off the message loop: a big file's outline is thousands of
+  // symbols, which a hover must not wait behind. Destroyed before the rest.
+  boost::asio::thread_pool views_{1};
 
   // Written once by initialize on the loop before any feature runs.
   protocol::lsp::ClientCapabilities capabilities_;
