@@ -31,7 +31,7 @@ TEST(HieraCli, VersionAndHelp) {
   EXPECT_EQ(version.out, "hiera 0.1.0\n");
   auto help = run_process({HIERA_BIN, "--help"}, "");
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* sub : {"lsp", "optimize", "analyze", "bench", "worker"}) EXPECT_NE(help.out.find(sub), std::string::npos) << sub;
+  for (const char* sub : {"lsp", "optimize", "analyze", "bench", "doctor", "worker"}) EXPECT_NE(help.out.find(sub), std::string::npos) << sub;
 }
 
 TEST(HieraCli, OptimizeRefusesABadTargetWithExitOneAndItsReason) {
