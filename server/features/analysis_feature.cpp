@@ -13,6 +13,7 @@
 #include "server/features/hint_settings.h"
 #include "server/features/inlay_hints.h"
 #include "server/features/kernel_definition.h"
+#include "server/features/layer_definition.h"
 #include "server/features/symbol_actions.h"
 #include "server/features/symbol_hover.h"
 #include "server/features/workspace_symbols.h"
@@ -189,13 +190,19 @@ std::vector<lsp::Location> AnalysisFeature::definition(const TextDocument& docum
   const auto analysed = latest_of(document);
   if (!analysed) return {};
   const auto& here = analysed->text();
-  const auto* launch = launch_at_kernel_name(analysed->analysis->analysis, here.offset_of(position, context.encoding));
+  const auto offset = here.offset_of(position, context.encoding);
+  auto range_of = [&](const TextDocument& text, const engine::analysis::Span& span) {
+    return lsp::Range{text.position_of(span.begin, context.encoding), text.position_of(span.end, context.encoding)};
+  };
+  if (const auto* layer = layer_at_call(analysed->analysis->analysis, here.text(), offset)) {
+    return {lsp::Location{here.uri(), range_of(here, layer->span)}};
+  }
+  const auto* launch = launch_at_kernel_name(analysed->analysis->analysis, offset);
   if (!launch) return {};
   auto location_in = [&](const TextDocument& text, const engine::analysis::Analysis& a) -> std::optional<lsp::Location> {
     const auto* kernel = find_kernel(a, launch->kernel);
     if (!kernel) return std::nullopt;
-    return lsp::Location{text.uri(), {text.position_of(kernel->name_span.begin, context.encoding),
-                                      text.position_of(kernel->name_span.end, context.encoding)}};
+    return lsp::Location{text.uri(), range_of(text, kernel->name_span)};
   };
   if (auto found = location_in(here, analysed->analysis->analysis)) return {*found};
   // Another open CUDA document that defines it (a header, a second .cu): the first by URI.

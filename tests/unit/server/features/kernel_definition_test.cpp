@@ -1,6 +1,7 @@
 // textDocument/definition through the whole server: from a launch's kernel
 // name (chevron or cudaLaunchKernel) to the kernel, in the same document or
-// another open one; elsewhere an empty list.
+// another open one; from a layer's call in forward to its assignment in
+// __init__; elsewhere an empty list.
 #include "server/features/kernel_definition.h"
 
 #include "analysis_views_fixture.h"
@@ -43,6 +44,15 @@ TEST_F(AnalysisViewsTest, DefinitionFindsAKernelOfAnotherOpenDocument) {
        "}\n");
   EXPECT_EQ(definition(main_uri, 1, 3)["result"], location(kCuUri, range(9, 16, 9, 20)));
   EXPECT_EQ(definition(main_uri, 2, 3)["result"], json::array());  // defined nowhere open
+}
+
+TEST_F(AnalysisViewsTest, DefinitionFromALayerCallInForwardIsItsAssignmentInInit) {
+  start();
+  open(kPyUri, "python", kPy);
+  EXPECT_EQ(definition(kPyUri, 10, 12)["result"], location(kPyUri, range(7, 8, 7, 39)));  // on `self`
+  EXPECT_EQ(definition(kPyUri, 10, 19)["result"], location(kPyUri, range(7, 8, 7, 39)));  // just after `self.fc`
+  EXPECT_EQ(definition(kPyUri, 10, 20)["result"], json::array());  // its argument
+  EXPECT_EQ(definition(kPyUri, 11, 14)["result"], json::array());  // torch.relu is no layer
 }
 
 TEST(KernelDefinition, TheLaunchAtAKernelNameCoversTheNameAndTheByteAfterIt) {
