@@ -1,7 +1,8 @@
 #pragma once
 // torch.compile as a candidate: the built-in, offline proposer whose S1
 // candidates are the reference's forward compiled by torch.compile (its
-// default mode, then "max-autotune-no-cudagraphs"), verified and timed like
+// default mode; "max-autotune-no-cudagraphs" once the default mode passed and
+// leads the run, since autotuning costs about a minute), verified and timed like
 // any other candidate, so what hiera delivers is never slower than what the
 // user gets from torch.compile where that passes the contract. Once hiera has
 // a verified faster module of its own (ProposalRequest::current_best_source),

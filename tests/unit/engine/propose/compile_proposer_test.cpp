@@ -51,13 +51,25 @@ Attempt attempt_of(const Candidate& c, std::string id) {
   return a;
 }
 
+Attempt verified(const Candidate& c, std::string id, double speedup) {
+  Attempt a = attempt_of(c, std::move(id));
+  a.compiled = a.correct = true;
+  a.speedup = speedup;
+  return a;
+}
+
 TEST(CompileProposer, TheReferenceCompiledInItsDefaultModeThenMaxAutotuneMatchTheirGoldenFiles) {
   CompileProposer proposer;
   EXPECT_EQ(proposer.name(), "torch.compile");
   EXPECT_FALSE(proposer.proposes_for_graph());
-  const auto out = proposer.propose(s1_request(2), CancellationToken{});
-  ASSERT_EQ(out.size(), 2u);
-  for (const auto& c : out) {
+  // max-autotune waits until the default mode leads: the first turn has the default mode alone.
+  ProposalRequest r = s1_request(2);
+  const auto first = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(first.size(), 1u);
+  r.history.push_back(verified(first[0], "c1", 1.4));
+  const auto second = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(second.size(), 1u);
+  for (const auto& c : {first[0], second[0]}) {
     EXPECT_EQ(c.proposer, "torch.compile");
     EXPECT_EQ(c.space, knowledge::Space::S1);
     EXPECT_EQ(c.region, "whole graph");
@@ -65,12 +77,34 @@ TEST(CompileProposer, TheReferenceCompiledInItsDefaultModeThenMaxAutotuneMatchTh
     // The reference verbatim, then the subclass.
     EXPECT_EQ(c.source.rfind(s1_request().reference_source, 0), 0u);
   }
-  EXPECT_EQ(out[0].notes, "torch.compile of the reference (mode default)");
-  EXPECT_EQ(out[1].notes, "torch.compile of the reference (mode max-autotune-no-cudagraphs)");
-  expect_golden(out[0].source, "reference_default");
-  expect_golden(out[1].source, "reference_max_autotune");
-  EXPECT_EQ(torch_compile_mode(out[0].source), "default");
-  EXPECT_EQ(torch_compile_mode(out[1].source), "max-autotune-no-cudagraphs");
+  EXPECT_EQ(first[0].notes, "torch.compile of the reference (mode default)");
+  EXPECT_EQ(second[0].notes, "torch.compile of the reference (mode max-autotune-no-cudagraphs)");
+  expect_golden(first[0].source, "reference_default");
+  expect_golden(second[0].source, "reference_max_autotune");
+  EXPECT_EQ(torch_compile_mode(first[0].source), "default");
+  EXPECT_EQ(torch_compile_mode(second[0].source), "max-autotune-no-cudagraphs");
+}
+
+TEST(CompileProposer, MaxAutotuneOnlyWhenTheDefaultModeLeadsTheRun) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(2);
+  const auto first = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(first.size(), 1u);
+  // The default mode failed verification: no minute of autotuning after it.
+  r.history.push_back(attempt_of(first[0], "c1"));
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  // It passed, but a candidate of hiera's own is faster: still none.
+  r.history.back() = verified(first[0], "c1", 1.2);
+  Candidate own;
+  own.proposer = "knowledge";
+  own.source = read(kFixtures / "best_candidate.py");
+  r.history.push_back(verified(own, "c2", 1.5));
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  // The default mode ahead of it: max-autotune next.
+  r.history.back().speedup = 1.1;
+  const auto out = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(torch_compile_mode(out[0].source), "max-autotune-no-cudagraphs");
 }
 
 TEST(CompileProposer, EachCandidateIsProposedOncePerRun) {
@@ -79,8 +113,8 @@ TEST(CompileProposer, EachCandidateIsProposedOncePerRun) {
   const auto first = proposer.propose(r, CancellationToken{});
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(torch_compile_mode(first[0].source), "default");
-  // Asked again in the same run (its history holds the first): the second mode, then nothing.
-  r.history.push_back(attempt_of(first[0], "c1"));
+  // Asked again in the same run (its history holds the first, verified and leading): the second mode, then nothing.
+  r.history.push_back(verified(first[0], "c1", 1.3));
   const auto second = proposer.propose(r, CancellationToken{});
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(torch_compile_mode(second[0].source), "max-autotune-no-cudagraphs");
@@ -92,7 +126,7 @@ TEST(CompileProposer, EachCandidateIsProposedOncePerRun) {
   EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
   // A new run (an empty history) proposes them again: the proposer keeps no state of its own.
   r.history.clear();
-  EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 2u);
+  EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
 }
 
 TEST(CompileProposer, NothingForCudaTargetsOrASourceWithoutModel) {
@@ -146,10 +180,9 @@ TEST(CompileProposer, HierasBestSoFarIsCompiledOnceInAnyStepAndMatchesItsGoldenF
   ProposalRequest s1 = s1_request(3);
   s1.current_best_source = best.source;
   const auto three = proposer.propose(s1, CancellationToken{});
-  ASSERT_EQ(three.size(), 3u);
+  ASSERT_EQ(three.size(), 2u);  // max-autotune waits for the default mode to lead
   EXPECT_EQ(three[0].notes, "torch.compile of the reference (mode default)");
   EXPECT_EQ(three[1].notes, "torch.compile of the best candidate so far (mode default)");
-  EXPECT_EQ(three[2].notes, "torch.compile of the reference (mode max-autotune-no-cudagraphs)");
 }
 
 TEST(CompileProposer, ABestThatIsTheReferenceOrAlreadyCompiledIsNotCompiledAgain) {
