@@ -155,7 +155,9 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   const bool split = op.register_stats == RegisterStats::Norm && op.inner == 1 && per_element && !broadcast &&
                      (nhwc || op.cols >= kSplitSegmentFrom);
   if (nhwc && per_element && !split) throw Unsupported(node.name + ": no channels_last kernel for " + op.description);
-  const SegmentConfig config = nhwc ? short_row_config(op.cols) : segment_config(op.cols);
+  const SegmentConfig config = nhwc                                    ? short_row_config(op.cols)
+                               : op.template_name == "row_logsumexp.cu" ? online_softmax_config(op.cols)
+                                                                       : segment_config(op.cols);
   // A dimension that is not the last: the template's strided entry point, one thread per column.
   const bool strided = op.inner > 1;
   const std::string entry = strided ? kernel + "_strided" : kernel;
@@ -188,6 +190,8 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
                              : config.segment_threads < 32      ? std::to_string(config.rows_per_block / (32 / config.segment_threads)) +
                                                                   " warps of " + std::to_string(32 / config.segment_threads) + " rows each per block"
                              : config.segment_threads == 32     ? "one warp per segment"
+                             : config.rows_per_block > 1        ? std::to_string(config.segment_threads) + " threads per segment, " +
+                                                                  std::to_string(config.rows_per_block) + " segments per block"
                                                                 : "one block of " + std::to_string(config.segment_threads) + " threads per segment";
   // "; 'conv' without its bias, added in the kernel"
   const std::string bias_note = unbiased ? "; '" + input->name + "' without its bias, added in the kernel" : "";
@@ -432,6 +436,13 @@ SegmentConfig segment_config(std::int64_t cols) {
   int threads = 128;
   while (threads < 1024 && static_cast<std::int64_t>(threads) * 8 < cols) threads *= 2;
   return {threads, 1};
+}
+
+SegmentConfig online_softmax_config(std::int64_t cols) {
+  if (cols <= 1024) return segment_config(cols);
+  int threads = 128;
+  while (threads < 512 && static_cast<std::int64_t>(threads) * 32 < cols) threads *= 2;
+  return {threads, 512 / threads};
 }
 
 std::vector<std::int64_t> normalized_dims(std::vector<std::int64_t> dims, std::size_t rank) {

@@ -192,6 +192,14 @@ OpGraph reductions() {
   return b.build({"half_sum", "amax", "lse", "pooled", "log_probs"});
 }
 
+// logsumexp over rows long enough for several 8-element steps a thread, 5 rows in blocks of 4.
+OpGraph long_row_logsumexp() {
+  GraphBuilder b;
+  b.input("x", {5, 3000});
+  b.call("lse", "call_function", "torch.logsumexp", "logsumexp", {node_arg("x"), int_arg(-1)}, {}, {5});
+  return b.build({"lse"});
+}
+
 // Over the channels of [N, C, H, W]: strided columns.
 OpGraph strided_reductions() {
   GraphBuilder b;
@@ -514,6 +522,18 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {"s3_warp_shuffle_row_reduction", "s3_warp_shuffle_row_reduction", "s3_fused_logsumexp",
         "s3_warp_shuffle_row_reduction", "s3_row_in_registers", "s3_fused_row_softmax"},
        {"x[3, 7] = float('nan')", "x[5, :] = float('-inf')", "x[6, 2] = float('inf')", "w[1, 17] = float('inf')"}},
+      // The streaming kernels of the same ops (the last variant: log_softmax's is not the one in registers).
+      {"reductions_streaming", reductions(),
+       {{"half_sum", "torch.sigmoid(h).sum(-1, keepdim=True) * 0.5"}, {"amax", "torch.amax(x, 1)"},
+        {"lse", "torch.logsumexp(x, -1, keepdim=True)"}, {"pooled", "conv.mean((2, 3))"},
+        {"log_probs", "torch.log_softmax(w, 1)"}},
+       {"s3_warp_shuffle_row_reduction", "s3_warp_shuffle_row_reduction", "s3_fused_logsumexp",
+        "s3_warp_shuffle_row_reduction", "s3_row_in_registers", "s3_fused_row_softmax"},
+       {"x[3, 7] = float('nan')", "x[5, :] = float('-inf')", "x[6, 2] = float('inf')", "w[1, 17] = float('inf')",
+        "w[2, 2400] = 40.0"}, {}, false, 0.0, true},
+      // A NaN late in its row, a row of -inf, an inf, and a max that grows in a later step.
+      {"long_row_logsumexp", long_row_logsumexp(), {{"lse", "torch.logsumexp(x, -1)"}}, {"s3_fused_logsumexp"},
+       {"x[1, 2999] = float('nan')", "x[2, :] = float('-inf')", "x[3, 1500] = float('inf')", "x[4, 2900] = 30.0"}},
       {"strided_reductions", strided_reductions(),
        {{"relu", "torch.relu(x.sum(1, keepdim=True))"}, {"tanh", "torch.tanh(torch.max(x, dim=1)[0])"},
         {"lse", "torch.logsumexp(y, 1, keepdim=True)"}, {"softmax", "torch.softmax(y, 1)"}},
@@ -731,7 +751,9 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 67) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 73) << result.out;
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   long_row_logsumexp: lse max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   reductions_streaming: log_probs max error"));
   // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv3d max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv2d_e max error"));

@@ -2,6 +2,7 @@
 // epilogue, mean over trailing dims (global average pooling), amax's NaN
 // rule, logsumexp; and refusals (inner dims, indices, too few rows).
 #include "engine/propose/knowledge/kernels/row_reduction.h"
+#include "engine/propose/knowledge/kernels/row_fusion.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -105,6 +106,29 @@ TEST(RowReduction, AmaxLetsNanWinAndLogsumexpKeepsInfiniteMaxima) {
   EXPECT_THAT(found[1].kernels[0].source, HasSubstr("#define PER_ELEMENT 0\n"));
   EXPECT_EQ(found[1].statements[4], "_logsumexp_out_shape = _logsumexp_in_shape[:1] + (1,)");
   for (const auto& r : found) hiera::testing::expect_kernels_compile(r);
+}
+
+// torch.logsumexp(x, dim=-1) over [16384, 8192]: 256 threads a row, 8 loads in flight each, two rows a block.
+TEST(RowReduction, LogsumexpOverLongRowsKeepsSeveralRowsLoadingPerBlock) {
+  GraphBuilder b;
+  b.input("x", {16384, 8192});
+  b.call("logsumexp", "call_function", "torch.logsumexp", "logsumexp", {node_arg("x")}, {{"dim", int_arg(-1)}}, {16384});
+  std::vector<SkippedRewrite> skipped;
+  const auto found = reductions(b.build({"logsumexp"}), skipped);
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_fused_logsumexp");
+  EXPECT_THAT(r.description, HasSubstr("(256 threads per segment, 2 segments per block)"));
+  EXPECT_THAT(r.statements.back(), HasSubstr("(_grid(_logsumexp_rows, 2), (256, 2), "));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("#define SEGMENT_THREADS 256\n#define ROWS_PER_BLOCK 2\n"));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("accumulate(acc, values);"));
+  hiera::testing::expect_kernels_compile(r);
+  // Shorter rows keep one warp per row; longer ones 512 threads, one row a block.
+  EXPECT_EQ(online_softmax_config(1000).segment_threads, 32);
+  EXPECT_EQ(online_softmax_config(3000).segment_threads, 128);
+  EXPECT_EQ(online_softmax_config(3000).rows_per_block, 4);
+  EXPECT_EQ(online_softmax_config(65536).segment_threads, 512);
+  EXPECT_EQ(online_softmax_config(65536).rows_per_block, 1);
 }
 
 // sum over the channels of [N, C, H, W]: one thread per (n, h, w) column, reading at stride H * W.
