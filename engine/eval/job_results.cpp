@@ -162,7 +162,17 @@ Evaluation parse_evaluation(const json& result) {
     evaluation.kernelbench = parse_kernelbench(*kernelbench, "evaluation.kernelbench");
   }
   if (const json* phases = field(result, "phases_ms")) evaluation.phases = parse_phases(*phases);
+  if (const json* sandbox = field(result, "sandbox")) evaluation.sandbox = parse_sandbox(*sandbox);
   return evaluation;
+}
+
+std::vector<Protection> parse_sandbox(const json& sandbox) {
+  std::vector<Protection> out;
+  if (!sandbox.is_object()) return out;
+  for (const auto& [name, state] : sandbox.items()) {  // nlohmann's object iterates in key order
+    out.push_back(Protection{name, state.is_string() ? state.get<std::string>() : state.dump()});
+  }
+  return out;
 }
 
 void order_phases(std::vector<PhaseTime>& phases) {

@@ -106,6 +106,15 @@ struct PhaseTime {
   bool operator==(const PhaseTime&) const = default;
 };
 
+// One protection of the process a candidate ran in (a result's "sandbox"):
+// "in force ..." or "not in force: <reason>", as the worker worded it.
+struct Protection {
+  std::string name;   // "network", "dies_with_parent", "unprivileged_user", ...
+  std::string state;
+  bool in_force() const { return state.rfind("in force", 0) == 0; }
+  bool operator==(const Protection&) const = default;
+};
+
 struct Evaluation {
   Verdict verdict = Verdict::Failed;
   std::vector<CheckFailure> failures;
@@ -117,6 +126,8 @@ struct Evaluation {
   // The worker's wall time per phase of the job ("phases_ms"), in the order
   // the runner goes through them (phase_order); empty when it sent none.
   std::vector<PhaseTime> phases;
+  // What isolated the candidate's process ("sandbox"), by name; empty when the worker sent none.
+  std::vector<Protection> sandbox;
   // Set when the job itself failed (timed out, crashed the worker, cancelled,
   // a bad reply): the verdict is then Failed with one failure derived from it.
   std::optional<WorkerFailure> job_failure;
@@ -210,6 +221,10 @@ Delivery parse_delivery(const nlohmann::json& result);
 // anything but an object gives no phases: timing is a detail, never a reason
 // to reject a verdict.
 std::vector<PhaseTime> parse_phases(const nlohmann::json& phases_ms);
+// A "sandbox" object as protections sorted by name; a value that is not a
+// string is kept as its JSON text, anything but an object gives none (like
+// the phases, a detail that never changes a verdict).
+std::vector<Protection> parse_sandbox(const nlohmann::json& sandbox);
 // Sorts phases into that order (unknown names last, by name).
 void order_phases(std::vector<PhaseTime>& phases);
 

@@ -92,6 +92,10 @@ struct OptimizeResult {
   int profiled_calls = 1;
   std::optional<BestResult> best;
   std::vector<AttemptRecord> attempts;
+  // The protections of the first candidate process the worker reported
+  // (eval::Evaluation::sandbox), and which candidate that was; empty when none was.
+  std::vector<eval::Protection> candidate_isolation;
+  std::string candidate_isolation_of;
   Figures figures;
   double wall_s = 0.0;
   TimeBreakdown time_breakdown;  // where wall_s went (time_breakdown.h)

@@ -233,6 +233,32 @@ static std::string workers_markdown(const OptimizeResult& r) {
   return md;
 }
 
+namespace {
+
+// What isolated the candidates, as the worker reported it for the first candidate process.
+nlohmann::json isolation_json(const OptimizeResult& r) {
+  if (r.candidate_isolation.empty()) return nullptr;
+  nlohmann::json protections = nlohmann::json::object();
+  for (const auto& p : r.candidate_isolation) protections[p.name] = p.state;
+  return {{"candidate", r.candidate_isolation_of}, {"protections", protections}};
+}
+
+std::string isolation_markdown(const OptimizeResult& r) {
+  if (r.candidate_isolation.empty()) return "";  // no candidate reached a worker
+  std::size_t missing = 0;
+  for (const auto& p : r.candidate_isolation) missing += p.in_force() ? 0 : 1;
+  std::string md = "## Candidate isolation\n\nEach candidate ran in a process of its own; what was in force for the first (" +
+                   r.candidate_isolation_of + "): " +
+                   (missing == 0 ? std::string("every protection") :
+                                   std::to_string(missing) + " of " + std::to_string(r.candidate_isolation.size()) +
+                                       " protections not in force") +
+                   ".\n\n| protection | state |\n|---|---|\n";
+  for (const auto& p : r.candidate_isolation) md += "| " + p.name + " | " + p.state + " |\n";
+  return md + "\n";
+}
+
+}  // namespace
+
 nlohmann::json to_json(const OptimizeResult& r) {
   nlohmann::json attempts = nlohmann::json::array();
   for (const auto& a : r.attempts) {
@@ -286,6 +312,7 @@ nlohmann::json to_json(const OptimizeResult& r) {
           {"reference_timing", timing_json(r.reference_timing)},
           {"best", best},
           {"attempts", attempts},
+          {"candidate_isolation", isolation_json(r)},
           {"figures", {{"proposed", f.proposed}, {"rejected", f.rejected}, {"compiled", f.compiled}, {"correct", f.correct},
                        {"faster", f.faster}, {"prompt_tokens", f.prompt_tokens}, {"completion_tokens", f.completion_tokens}}},
           {"wall_s", r.wall_s},
@@ -334,6 +361,7 @@ std::string to_markdown(const OptimizeResult& r) {
     md += "No candidate was verified faster than the reference; the source is unchanged.\n\n";
   }
   if (r.reference_timing) md += "Reference timed against itself: " + timing_text(r.reference_timing->reference) + ".\n\n";
+  md += isolation_markdown(r);
 
   const Figures& f = r.figures;
   md += "## Sample efficiency\n\n| proposed | rejected replies | compiled | correct | faster | prompt tokens | completion tokens |\n"

@@ -165,6 +165,10 @@ void book_evaluation(RunContext& run, const RoundInputs& inputs, RoundState& sta
   record.trials = e.trials;
   record.timing = e.timing;
   record.speed_of_light_ms = e.speed_of_light_ms;
+  if (result.candidate_isolation.empty() && !e.sandbox.empty()) {
+    result.candidate_isolation = e.sandbox;
+    result.candidate_isolation_of = attempt.candidate.id;
+  }
   const bool compile_failed = std::any_of(e.failures.begin(), e.failures.end(),
                                           [](const auto& f) { return f.check == "compile" || f.check == "static"; });
   attempt.compiled = !compile_failed && !e.job_failure;

@@ -25,6 +25,23 @@ TEST(JobResultsTest, MinimalEvaluation) {
   EXPECT_FALSE(evaluation.speed_of_light_ms);
 }
 
+TEST(JobResultsTest, TheSandboxIsReadAsProtectionsByName) {
+  const Evaluation e = parse_evaluation(json{{"verdict", "failed"},
+                                             {"sandbox", {{"network", "in force (an empty network namespace)"},
+                                                          {"dies_with_parent", "in force"},
+                                                          {"unprivileged_user", "not in force: not root"},
+                                                          {"odd", 3}}}});
+  ASSERT_EQ(e.sandbox.size(), 4u);
+  EXPECT_EQ(e.sandbox[0], (Protection{"dies_with_parent", "in force"}));
+  EXPECT_EQ(e.sandbox[1], (Protection{"network", "in force (an empty network namespace)"}));
+  EXPECT_EQ(e.sandbox[2], (Protection{"odd", "3"}));
+  EXPECT_EQ(e.sandbox[3], (Protection{"unprivileged_user", "not in force: not root"}));
+  EXPECT_TRUE(e.sandbox[1].in_force());
+  EXPECT_FALSE(e.sandbox[3].in_force());
+  // Not an object: no protections, and no error (a detail never decides a verdict).
+  EXPECT_TRUE(parse_evaluation(json{{"verdict", "passed"}, {"sandbox", "yes"}}).sandbox.empty());
+}
+
 TEST(JobResultsTest, PassedWithFailuresListedIsNotPassed) {
   const Evaluation evaluation =
       parse_evaluation(json{{"verdict", "passed"}, {"failures", {{{"check", "static"}, {"message", "m"}}}}});

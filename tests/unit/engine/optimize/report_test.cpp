@@ -122,6 +122,31 @@ TEST(OptimizeReport, SaysWhichWorkerEvaluatedWhichCandidateAndWhatWasLost) {
   EXPECT_EQ(optimize::to_markdown(optimize::OptimizeResult{}).find("## Workers"), std::string::npos);
 }
 
+TEST(OptimizeReport, SaysWhichProtectionsIsolatedTheCandidates) {
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::NoImprovement;
+  r.target = "m.py::Model";
+  optimize::AttemptRecord a;
+  a.attempt.candidate.id = "c1";
+  a.verdict = "failed";
+  r.attempts.push_back(a);
+  EXPECT_EQ(optimize::to_markdown(r).find("## Candidate isolation"), std::string::npos);  // none reported
+  EXPECT_TRUE(optimize::to_json(r)["candidate_isolation"].is_null());
+  r.candidate_isolation = {{"dies_with_parent", "in force"}, {"network", "not in force: unshare(CLONE_NEWNET): EPERM"}};
+  r.candidate_isolation_of = "c1";
+  const std::string md = optimize::to_markdown(r);
+  EXPECT_NE(md.find("## Candidate isolation\n\nEach candidate ran in a process of its own; what was in force for the "
+                    "first (c1): 1 of 2 protections not in force.\n\n| protection | state |\n|---|---|\n"
+                    "| dies_with_parent | in force |\n| network | not in force: unshare(CLONE_NEWNET): EPERM |\n\n"),
+            std::string::npos)
+      << md;
+  const auto j = optimize::to_json(r)["candidate_isolation"];
+  EXPECT_EQ(j["candidate"], "c1");
+  EXPECT_EQ(j["protections"]["network"], "not in force: unshare(CLONE_NEWNET): EPERM");
+  r.candidate_isolation.pop_back();
+  EXPECT_NE(optimize::to_markdown(r).find("for the first (c1): every protection.\n"), std::string::npos);
+}
+
 TEST(OptimizeReport, ANoImprovementRunSaysTheSourceIsUnchanged) {
   optimize::OptimizeResult r;
   r.outcome = optimize::Outcome::NoImprovement;
