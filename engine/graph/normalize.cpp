@@ -117,6 +117,96 @@ void remove_identities(Normalized& out) {
   }
 }
 
+// An einsum that is a batched matrix product, as the operands' roles: the
+// equation's batch letters P then "id,jd->ij" (a @ b^T) or "ij,jd->id" (a @ b).
+struct EinsumProduct {
+  std::string a, b;
+  bool transpose_b = false;
+};
+
+std::optional<EinsumProduct> einsum_product(const OpGraph& graph, const Node& node) {
+  if (node.op != "call_function" || node.target != "torch.einsum" || node.args.size() != 3 || !node.kwargs.empty())
+    return std::nullopt;
+  if (node.args[0].kind != Arg::Kind::String || !node.args[1].is_node() || !node.args[2].is_node()) return std::nullopt;
+  std::string eq;
+  for (const char c : node.args[0].text) {
+    if (c != ' ') eq += c;
+  }
+  const auto arrow = eq.find("->"), comma = eq.find(',');
+  if (arrow == std::string::npos || comma == std::string::npos || comma > arrow) return std::nullopt;
+  const std::string x = eq.substr(0, comma), y = eq.substr(comma + 1, arrow - comma - 1), out = eq.substr(arrow + 2);
+  if (x.size() < 2 || x.size() != y.size() || x.size() != out.size()) return std::nullopt;
+  const std::size_t batch = x.size() - 2;
+  const std::string prefix = x.substr(0, batch);
+  if (y.substr(0, batch) != prefix || out.substr(0, batch) != prefix) return std::nullopt;
+  std::set<char> letters(x.begin(), x.end());
+  letters.insert(y.begin(), y.end());
+  for (const char c : eq.substr(0, arrow)) {
+    if (c != ',' && !std::isalpha(static_cast<unsigned char>(c))) return std::nullopt;
+  }
+  if (letters.size() != batch + 3 || std::set<char>(prefix.begin(), prefix.end()).size() != batch) return std::nullopt;
+  const char i = x[batch], second = x[batch + 1], y0 = y[batch], y1 = y[batch + 1], o0 = out[batch], o1 = out[batch + 1];
+  const Node* b = graph.find(node.args[2].node);
+  if (!b || !b->meta || b->meta->shape.size() != x.size()) return std::nullopt;
+  if (second == y1 && o0 == i && o1 == y0) return EinsumProduct{node.args[1].node, node.args[2].node, true};    // id,jd->ij
+  if (second == y0 && o0 == i && o1 == y1) return EinsumProduct{node.args[1].node, node.args[2].node, false};   // ij,jd->id
+  return std::nullopt;
+}
+
+std::string unused_name(const OpGraph& graph, const std::string& base) {
+  std::string name = base;
+  for (int n = 1; graph.find(name); ++n) name = base + "_" + std::to_string(n);
+  return name;
+}
+
+Arg node_ref(const std::string& name) {
+  Arg a;
+  a.kind = Arg::Kind::Node;
+  a.node = name;
+  return a;
+}
+
+// Phase 2: batched-matmul einsums become torch.matmul (with b.transpose(-2, -1)
+// where the equation contracts both operands' last letter), the form every
+// product recipe matches.
+void canonical_einsum_products(Normalized& out) {
+  auto& nodes = out.graph.nodes;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const auto product = einsum_product(out.graph, nodes[i]);
+    if (!product) continue;
+    std::string b = product->b;
+    if (product->transpose_b) {
+      const Node& source = *out.graph.find(product->b);
+      Node t;
+      t.name = unused_name(out.graph, nodes[i].name + "_" + product->b + "_t");
+      t.op = "call_method";
+      t.target = "transpose";
+      t.kind = "transpose";
+      t.args = {node_ref(product->b), Arg{}, Arg{}};
+      for (std::size_t d = 1; d <= 2; ++d) {
+        t.args[d].kind = Arg::Kind::Number;
+        t.args[d].is_integer = true;
+        t.args[d].number = d == 1 ? -2.0 : -1.0;
+      }
+      t.meta = source.meta;
+      const std::size_t r = t.meta->shape.size();
+      std::swap(t.meta->shape[r - 1], t.meta->shape[r - 2]);
+      if (t.meta->stride.size() == r) std::swap(t.meta->stride[r - 1], t.meta->stride[r - 2]);
+      t.code = product->b + ".transpose(-2, -1)";
+      b = t.name;
+      nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i), std::move(t));
+      ++i;
+    }
+    Node& n = nodes[i];
+    n.kind = "matmul";
+    n.target = "torch.matmul";
+    n.args = {node_ref(product->a), node_ref(b)};
+    n.normalized = std::map<std::string, Arg>{{"input", n.args[0]}, {"other", n.args[1]}};
+    n.code = "torch.matmul(" + product->a + ", " + b + ")";
+    out.rewritten.push_back(n.name + " (einsum as torch.matmul)");
+  }
+}
+
 }  // namespace
 
 std::string rename_in_code(const std::string& code, const std::string& from, const std::string& to) {
@@ -161,6 +251,7 @@ Normalized normalize(const OpGraph& graph) {
   Normalized out{graph, {}};
   if (!graph.captured()) return out;
   remove_identities(out);
+  canonical_einsum_products(out);
   recompute_users(out.graph.nodes);
   return out;
 }

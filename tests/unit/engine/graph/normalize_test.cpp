@@ -62,3 +62,33 @@ TEST(GraphNormalize, RenamingReadsLeavesAttributesKeywordsAndStringsAlone) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(GraphNormalize, BatchedMatmulEinsumsBecomeTorchMatmul) {
+  const auto n = normalize(hiera::testing::captured_graph("attention_einsum"));
+  std::vector<std::string> codes;
+  for (const auto& node : n.graph.nodes) codes.push_back(node.name + " = " + node.code);
+  EXPECT_EQ(codes, (std::vector<std::string>{"q = q", "k = k", "v = v", "einsum_k_t = k.transpose(-2, -1)",
+                                             "einsum = torch.matmul(q, einsum_k_t)", "mul = einsum * 0.3535533905932738",
+                                             "softmax = mul.softmax(dim=-1)", "einsum_1 = torch.matmul(softmax, v)",
+                                             "output = einsum_1"}));
+  EXPECT_EQ(n.rewritten, (std::vector<std::string>{"einsum (einsum as torch.matmul)", "einsum_1 (einsum as torch.matmul)"}));
+  const auto* t = n.graph.find("einsum_k_t");
+  EXPECT_EQ(t->meta->shape, (std::vector<std::int64_t>{2, 4, 8, 16}));
+  EXPECT_EQ(t->users, (std::vector<std::string>{"einsum"}));
+  EXPECT_EQ(n.graph.find("einsum")->kind, "matmul");
+}
+
+TEST(GraphNormalize, OtherEinsumsStayAsWritten) {
+  for (const char* equation : {"bhqd,bhkd->bhkq", "bhqd,bhqd->bhqd", "...qd,...kd->...qk", "bhqd,bhkd->bqk"}) {
+    auto g = hiera::testing::captured_graph("attention_einsum");
+    for (auto& node : g.nodes) {
+      if (node.name == "einsum") node.args[0].text = equation;
+    }
+    const auto n = normalize(g);
+    EXPECT_EQ(n.graph.find("einsum")->code.rfind("torch.einsum(", 0), 0u) << equation;
+  }
+}
+
+}  // namespace

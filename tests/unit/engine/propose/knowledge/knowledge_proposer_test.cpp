@@ -290,12 +290,12 @@ std::string forward_with(const std::vector<propose::Candidate>& candidates, cons
 
 TEST(KnowledgeProposerSpellings, AttentionInOtherSpellingsGetsSdpa) {
   for (const char* fixture : {"attention_causal_triu", "attention_causal_buffer", "attention_bmm_dropout",
-                              "attention_additive_causal"}) {
+                              "attention_additive_causal", "attention_einsum"}) {
     SCOPED_TRACE(fixture);
     Step s = step(fixture, knowledge::Space::S1, 4);
     const std::string forward = forward_with(propose_for(s), "s1_scaled_dot_product_attention");
     EXPECT_NE(forward.find("torch.nn.functional.scaled_dot_product_attention(q, k, v"), std::string::npos) << forward;
-    const bool causal = std::string(fixture) != "attention_bmm_dropout";
+    const bool causal = std::string(fixture) != "attention_bmm_dropout" && std::string(fixture) != "attention_einsum";
     EXPECT_EQ(forward.find("is_causal=True") != std::string::npos, causal) << forward;
     EXPECT_EQ(forward.find("dropout("), std::string::npos) << forward;  // eval-mode dropout normalised away
   }

@@ -121,6 +121,13 @@ TEST(AttentionSpellings, AnAdditiveCausalBufferAndPermutedKeys) {
                    "ask), dim=-1)), v) | risky"}));
 }
 
+TEST(AttentionSpellings, EinsumScoresAndValues) {
+  EXPECT_EQ(attention_on("attention_einsum"), (Texts{"s1_scaled_dot_product_attention | einsum,einsum_1,einsum_k_t,mul,softmax | einsum_1 | einsum_1 = tor"
+                   "ch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3535533905932738) if _HIERA_SDPA_HAS_"
+                   "SCALE else torch.matmul((((torch.matmul(q, (k.transpose(-2, -1)))) * 0.3535533905932738).softmax(dim"
+                   "=-1)), v) | risky"}));
+}
+
 TEST(AttentionSpellings, AMaskThatIsNotCausalStaysAMask) {
   auto g = captured_graph("attention_additive_causal");
   node_named(g, "mask").facts.mask.clear();
