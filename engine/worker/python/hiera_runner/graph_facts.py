@@ -17,6 +17,7 @@ import torch
 from torch.fx.passes.shape_prop import ShapeProp
 
 MAX_VALUES = 1024
+_MAX_MASK_ELEMENTS = 1 << 26  # larger tensors are not inspected: the capture stays quick
 _LARGE_NEGATIVE = -1.0e4
 # Calls whose results are not a function of their arguments.
 _RANDOM_WORDS = ("rand", "dropout", "bernoulli", "normal", "multinomial", "poisson", "exponential_", "uniform_")
@@ -107,7 +108,7 @@ def _number(v):
 
 
 def mask_structure(t):
-    if t.dim() < 2 or t.shape[-1] != t.shape[-2] or t.shape[-1] < 2:
+    if t.dim() < 2 or t.shape[-1] != t.shape[-2] or t.shape[-1] < 2 or t.numel() > _MAX_MASK_ELEMENTS:
         return None
     size = t.shape[-1]
     planes = t.reshape(-1, size, size)
