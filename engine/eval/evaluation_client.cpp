@@ -201,4 +201,12 @@ std::vector<DeviceProbe> EvaluationClient::probe_all(ProbeOptions options) {
   return probes;
 }
 
+std::vector<std::string> EvaluationClient::torch_versions() const {
+  std::vector<std::string> out;
+  for (const auto& worker : pool_.status()) {
+    if (worker.hello && worker.hello->pytorch && !worker.hello->pytorch->torch.empty()) out.push_back(worker.hello->pytorch->torch);
+  }
+  return out;
+}
+
 }  // namespace hiera::engine::eval

@@ -79,6 +79,9 @@ class EvaluationClient {
   Delivery deliver(nlohmann::json task, EvaluateOptions options = {});
   // One probe per worker (each GPU), run concurrently; options.worker is ignored.
   std::vector<DeviceProbe> probe_all(ProbeOptions options = {});
+  // The torch version of each started worker whose handshake named one
+  // (hello.pytorch.torch), in worker order; empty while none has.
+  std::vector<std::string> torch_versions() const;
 
   // The conversions used above, public for callers that submit jobs themselves.
   static Evaluation to_evaluation(const JobOutcome& outcome);

@@ -42,6 +42,7 @@ std::optional<Ending> probe_device(RunContext& run, eval::EvaluationClient& clie
                " datasheet; times are measured where the worker runs");
   }
   facts.device = probe.ok() ? "cuda" : "cpu";
+  if (const auto versions = client.torch_versions(); !versions.empty()) facts.torch_version = versions.front();
   run.log->write("probe", {{"ok", probe.ok()}, {"gpu", result.gpu}, {"ceilings", plan::describe(facts.ceilings)}});
   return std::nullopt;
 }

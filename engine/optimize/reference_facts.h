@@ -27,6 +27,7 @@ struct ReferenceFacts {
   spec::TaskSpec first_spec;           // the spec before those facts: the reference's own jobs ran on it
   plan::Ceilings ceilings;
   std::string device = "cpu";          // "cuda" when the probe found a GPU
+  std::string torch_version;           // the workers' torch, as their handshake named it ("" unknown)
   std::string reference_source;        // Target::reference_source()
   eval::EvaluateOptions evaluate_options;  // the options' trials, seed, timeout, cancellation
   nlohmann::json baseline_task;        // the reference against itself

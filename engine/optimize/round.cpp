@@ -59,6 +59,7 @@ propose::ProposalRequest proposal_request(const RunContext& run, const knowledge
   request.count = std::max(1, std::min({inputs.parallel, decision.candidates, run.budget - result.figures.proposed}));
   request.graph = inputs.facts.op_graph ? &*inputs.facts.op_graph : nullptr;
   request.allowed_precisions = inputs.plan.context.allowed_precision;
+  request.torch_version = inputs.facts.torch_version;
   return request;
 }
 

@@ -219,10 +219,23 @@ bool default_compile_leads(const ProposalRequest& request) {
 
 }  // namespace
 
+bool has_torch_compile(std::string_view torch_version) {
+  if (torch_version.empty()) return true;  // unknown: let verification say
+  int major = 0;
+  std::size_t i = 0;
+  while (i < torch_version.size() && std::isdigit(static_cast<unsigned char>(torch_version[i]))) {
+    major = major * 10 + (torch_version[i++] - '0');
+    if (major > 1000) break;
+  }
+  return i == 0 || major >= 2;  // a version that does not start with a number: let verification say
+}
+
 std::vector<Candidate> CompileProposer::propose(const ProposalRequest& request, const CancellationToken& cancel) {
   throw_if_cancelled(cancel);
   // A CUDA kernel is not a module torch.compile could take.
   if (request.language != Language::Python) return {};
+  // torch.compile came with torch 2.0: on an older torch every candidate would fail at construction.
+  if (!has_torch_compile(request.torch_version)) return {};
 
   std::vector<Candidate> offers;
   // The reference compiled: S1, the floor that hiera's own candidates compete with.

@@ -45,6 +45,10 @@ bool defines_class(std::string_view source, std::string_view name);
 // calls no torch.compile.
 std::optional<std::string> torch_compile_mode(std::string_view source);
 
+// Whether a torch of that version has torch.compile (2.0 and later); true when
+// the version is empty or does not start with a number (verification then says).
+bool has_torch_compile(std::string_view torch_version);
+
 class CompileProposer final : public Proposer {
  public:
   std::string name() const override { return kCompileProposerName; }

@@ -32,6 +32,8 @@ struct ProposalRequest {
   const graph::OpGraph* graph = nullptr;
   // The contract's numerics.allow ("tf32", "bf16", ...): precision changes a candidate may make.
   std::vector<std::string> allowed_precisions;
+  // The workers' torch version ("2.11.0+cu130"); empty when unknown.
+  std::string torch_version;
 };
 
 class Proposer {

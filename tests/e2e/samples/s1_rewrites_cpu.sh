@@ -5,10 +5,10 @@
 # limited to S1, a CPU worker; every S1 candidate of the knowledge proposer
 # must pass the worker's verification (a wrong rewrite fails this test), and
 # the suite must have had S1 candidates at all. The torch.compile proposer's
-# candidates take turns with them (hence a budget of 6: 4 knowledge candidates
-# and 2 compiled references); on a torch without torch.compile each of those
-# must fail saying so. Exits 77 (skip) without a python3 that imports torch or
-# without hiera-worker. Usage: s1_rewrites_cpu.sh HIERA_BIN
+# candidates take turns with them where torch has torch.compile (each must
+# then pass too); on a torch without it (CPU CI's 1.13) none may be proposed.
+# Exits 77 (skip) without a python3 that imports torch or without
+# hiera-worker. Usage: s1_rewrites_cpu.sh HIERA_BIN
 set -u
 hiera="$1"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -21,7 +21,7 @@ cat >"$work/config.json" <<JSON
 {"spec": {"spaces": ["S1"]}}
 JSON
 cd "$work" || exit 1
-HIERA_PYTHON="$py" "$hiera" bench suite --out out --llm none --budget 6 --config config.json --quiet \
+HIERA_PYTHON="$py" "$hiera" bench suite --out out --llm none --budget 4 --config config.json --quiet \
   >"$work/report.md" 2>"$work/bench.err"
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -51,10 +51,9 @@ for path in problems:
         if a["proposer"] != "torch.compile":
             continue
         compiled += 1
-        if not hasattr(torch, "compile") and not any("torch.compile is not available in torch" in f
-                                                     for f in a["failures"]):
-            bad.append("%s: %s (torch.compile) did not fail saying torch %s has no torch.compile: %s"
-                       % (name, a["id"], torch.__version__, a["failures"]))
+        if not hasattr(torch, "compile"):
+            bad.append("%s: %s (torch.compile) was proposed although torch %s has no torch.compile"
+                       % (name, a["id"], torch.__version__))
 print("%d problems, %d S1 candidates of the knowledge proposer, %d verified; %d torch.compile candidates"
       % (len(problems), tried, correct, compiled))
 for b in bad:

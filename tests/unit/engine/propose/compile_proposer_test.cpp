@@ -129,6 +129,21 @@ TEST(CompileProposer, EachCandidateIsProposedOncePerRun) {
   EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
 }
 
+TEST(CompileProposer, NothingOnATorchWithoutTorchCompile) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(2);
+  r.torch_version = "1.13.0a0+git49444c3";
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  r.torch_version = "2.11.0+cu130";
+  EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
+  EXPECT_FALSE(has_torch_compile("1.13.0"));
+  EXPECT_FALSE(has_torch_compile("0.4.1"));
+  EXPECT_TRUE(has_torch_compile("2.0.0"));
+  EXPECT_TRUE(has_torch_compile("10.1"));
+  EXPECT_TRUE(has_torch_compile(""));         // unknown: verification says
+  EXPECT_TRUE(has_torch_compile("nightly"));  // not a number: verification says
+}
+
 TEST(CompileProposer, NothingForCudaTargetsOrASourceWithoutModel) {
   CompileProposer proposer;
   ProposalRequest cuda = s1_request(2);
