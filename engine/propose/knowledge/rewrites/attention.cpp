@@ -1,7 +1,8 @@
 // s1_scaled_dot_product_attention: softmax(q @ k^T * scale [+ mask]) @ v as
 // F.scaled_dot_product_attention. A mask the capture knew to be causal
 // (node facts: triu/tril built in forward or registered as a buffer, bool for
-// masked_fill with -inf or a large negative, or additive) becomes is_causal=True. SDPA's own default scale is 1/sqrt(E), so
+// masked_fill with -inf or a large negative, torch.where over a kept-positions
+// mask, or additive) becomes is_causal=True. SDPA's own default scale is 1/sqrt(E), so
 // the reference's scale is always passed, which needs torch 2.1+: on an older
 // torch the import-time flag picks the reference's own expression instead.
 #include <optional>
@@ -89,6 +90,20 @@ const graph::Node* causal_masked_fill(const graph::OpGraph& graph, const graph::
   return scores;
 }
 
+// torch.where(kept, scores, -inf) with a causal kept-positions mask: the
+// scores, else null. The fill may be a number or a one-element constant.
+const graph::Node* causal_where(const graph::OpGraph& graph, const graph::Node& node) {
+  if (!is_kind(node, "where") || node.args.size() != 3 || !node.kwargs.empty()) return nullptr;
+  const graph::Node* mask = graph.producer(node.args[0]);
+  const graph::Node* scores = graph.producer(node.args[1]);
+  std::optional<double> fill = constant(&node.args[2]);
+  if (const graph::Node* f = graph.producer(node.args[2]); f && f->facts.values && f->facts.values->size() == 1)
+    fill = f->facts.values->front();
+  if (!scores || !mask || !fill || *fill > -1.0e4 || mask->facts.mask != "causal_kept") return nullptr;
+  if (!causal_fits(*scores, *mask) || !same_shape(*scores, node) || !only_user(*scores, node)) return nullptr;
+  return scores;
+}
+
 }  // namespace
 
 std::vector<Replacement> find_attention(const graph::OpGraph& graph, const RewriteOptions&) {
@@ -107,7 +122,9 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     const graph::Node* s = argument_node(graph, *p, 0, "input");
     const graph::Node* mask = nullptr;
     bool causal = false;
-    if (const graph::Node* scores = s ? causal_masked_fill(graph, *s) : nullptr; scores && only_user(*s, *p)) {
+    const graph::Node* causal_scores = s ? causal_masked_fill(graph, *s) : nullptr;
+    if (!causal_scores && s) causal_scores = causal_where(graph, *s);
+    if (const graph::Node* scores = causal_scores; scores && only_user(*s, *p)) {
       covered.insert(s->name);
       s = scores;
       causal = true;

@@ -128,6 +128,15 @@ TEST(AttentionSpellings, EinsumScoresAndValues) {
                    "=-1)), v) | risky"}));
 }
 
+TEST(AttentionSpellings, TorchWhereOverAKeptTrilBufferIsCausal) {
+  const auto found = rewrites::find_attention(hiera::engine::graph::normalize(captured_graph("attention_causal_where")).graph, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].statements[0].substr(0, found[0].statements[0].find(" if ")),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=truediv)");
+  EXPECT_EQ(replacement_text(found[0]).substr(0, 80),
+            "s1_scaled_dot_product_attention | matmul,matmul_1,mul,softmax,transpose,where | ");
+}
+
 TEST(AttentionSpellings, AMaskThatIsNotCausalStaysAMask) {
   auto g = captured_graph("attention_additive_causal");
   node_named(g, "mask").facts.mask.clear();
