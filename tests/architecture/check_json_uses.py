@@ -25,6 +25,8 @@ import os
 import re
 import sys
 
+from check_includes import is_under
+
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh")
 # Where JSON belongs by design: not checked.
 JSON_ZONES = ("protocol", "engine/eval", "engine/worker")
@@ -33,10 +35,6 @@ HEADING = re.compile(r"^(#+)\s+(.*?)\s*#*\s*$")
 NAME = re.compile(r"`([^`\s]+)`")
 BRACES = re.compile(r"\{([^{}]*)\}")
 SECTION = "JSON here"
-
-
-def is_under(path, folder):
-    return path == folder or path.startswith(folder + "/")
 
 
 def expand(name):

@@ -1,15 +1,13 @@
 #!/usr/bin/env python3
 """check_includes.py on tiny synthetic trees: a clean one passes, each wrong include fails by name."""
 
-import contextlib
-import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
+
+from synthetic_tree import SyntheticTreeMixin
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKER = os.path.join(HERE, "check_includes.py")
@@ -37,23 +35,9 @@ CLEAN = {
 }
 
 
-class CheckIncludesTest(unittest.TestCase):
-    def tree(self, files, table=TABLE):
-        root = tempfile.mkdtemp(prefix="hiera-includes-")
-        self.addCleanup(shutil.rmtree, root, True)
-        for rel, text in files.items():
-            path = os.path.join(root, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        with open(os.path.join(root, "layers.json"), "w", encoding="utf-8") as fh:
-            json.dump(table, fh)
-        return root
-
-    def run_checker(self, root):
-        proc = subprocess.run([sys.executable, CHECKER, "--root", root, "--table", os.path.join(root, "layers.json")],
-                              capture_output=True, text=True, check=False)
-        return proc.returncode, proc.stdout + proc.stderr
+class CheckIncludesTest(SyntheticTreeMixin, unittest.TestCase):
+    CHECKER = CHECKER
+    TABLE = TABLE
 
     def test_clean_tree_passes(self):
         rc, out = self.run_checker(self.tree(CLEAN))

@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
 """check_json_uses.py on tiny synthetic trees: a clean one passes, each undocumented or stale use fails by name."""
 
-import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import unittest
+
+from synthetic_tree import SyntheticTreeMixin
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKER = os.path.join(HERE, "check_json_uses.py")
@@ -41,23 +38,9 @@ CLEAN = {
 }
 
 
-class CheckJsonUsesTest(unittest.TestCase):
-    def tree(self, files):
-        root = tempfile.mkdtemp(prefix="hiera-json-")
-        self.addCleanup(shutil.rmtree, root, True)
-        for rel, text in files.items():
-            path = os.path.join(root, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        with open(os.path.join(root, "layers.json"), "w", encoding="utf-8") as fh:
-            json.dump(TABLE, fh)
-        return root
-
-    def run_checker(self, root):
-        proc = subprocess.run([sys.executable, CHECKER, "--root", root, "--table", os.path.join(root, "layers.json")],
-                              capture_output=True, text=True, check=False)
-        return proc.returncode, proc.stdout + proc.stderr
+class CheckJsonUsesTest(SyntheticTreeMixin, unittest.TestCase):
+    CHECKER = CHECKER
+    TABLE = TABLE
 
     def test_clean_tree_passes(self):
         rc, out = self.run_checker(self.tree(CLEAN))
