@@ -14,7 +14,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "temp_directory.h"
 #include "worker_session.h"
 
 namespace {
@@ -23,27 +22,10 @@ using hiera::testing::WorkerRequests;
 using hiera::testing::WorkerSession;
 using nlohmann::json;
 
-const std::filesystem::path& cache_dir() {
-  static const hiera::testing::TempDirectory dir("hiera-gpu-host-test-cache-");
-  return dir.path();
-}
+const std::filesystem::path& cache_dir() { return hiera::testing::gpu_test_cache_dir(); }
 
 WorkerSession run_session(const WorkerRequests& requests) { return hiera::testing::run_worker_session(requests, cache_dir()); }
 
-const json& hello() {
-  static const json reply = [] {
-    auto session = run_session({{"hello", {{"engine_version", "0.1.0"}}}});
-    return session.replies.empty() ? json(nullptr) : session.replies[0];
-  }();
-  return reply;
-}
-
-#define REQUIRE_GPU()                                                                         \
-  do {                                                                                        \
-    if (!hello().is_object() || hello()["result"]["cuda"] != true) {                          \
-      GTEST_SKIP() << "hiera-worker sees no CUDA device: " << hello().dump();                 \
-    }                                                                                         \
-  } while (0)
 
 const char* kReference = R"(
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, long long n) {

@@ -13,7 +13,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "temp_directory.h"
 #include "worker_session.h"
 
 namespace {
@@ -22,32 +21,14 @@ using hiera::testing::WorkerRequests;
 using hiera::testing::WorkerSession;
 using nlohmann::json;
 
-// One cache directory for the whole binary: the probe is measured once.
-const std::filesystem::path& cache_dir() {
-  static const hiera::testing::TempDirectory dir("hiera-gpu-test-cache-");
-  return dir.path();
-}
+const std::filesystem::path& cache_dir() { return hiera::testing::gpu_test_cache_dir(); }
 
 // Runs a worker over the requests (ids 1..n) and collects every reply.
 WorkerSession run_session(const WorkerRequests& requests, bool then_shutdown = true) {
   return hiera::testing::run_worker_session(requests, cache_dir(), then_shutdown);
 }
 
-// The worker's hello, asked once: tests skip when it has no GPU.
-const json& hello() {
-  static const json reply = [] {
-    auto session = run_session({{"hello", {{"engine_version", "0.1.0"}}}});
-    return session.replies.empty() ? json(nullptr) : session.replies[0];
-  }();
-  return reply;
-}
-
-#define REQUIRE_GPU()                                                                                   \
-  do {                                                                                                  \
-    if (!hello().is_object() || hello()["result"]["cuda"] != true) {                                    \
-      GTEST_SKIP() << "hiera-worker sees no CUDA device: " << hello().dump();                           \
-    }                                                                                                   \
-  } while (0)
+const json& hello() { return hiera::testing::worker_hello(); }
 
 const char* kSaxpyReference = R"(
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, long long n) {

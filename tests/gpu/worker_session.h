@@ -15,6 +15,7 @@
 
 #include "protocol/framing.h"
 #include "subprocess.h"
+#include "temp_directory.h"
 
 namespace hiera::testing {
 
@@ -58,4 +59,29 @@ inline WorkerSession run_worker_session(const WorkerRequests& requests, const st
   return session;
 }
 
+// One cache directory for the whole test binary: the probe is measured once.
+inline const std::filesystem::path& gpu_test_cache_dir() {
+  static const TempDirectory dir("hiera-gpu-test-cache-");
+  return dir.path();
+}
+
+// The worker's hello, asked once for the whole test binary: the GPU tests
+// skip when it names no GPU.
+inline const nlohmann::json& worker_hello() {
+  static const nlohmann::json reply = [] {
+    auto session = run_worker_session({{"hello", {{"engine_version", "0.1.0"}}}}, gpu_test_cache_dir());
+    return session.replies.empty() ? nlohmann::json(nullptr) : session.replies[0];
+  }();
+  return reply;
+}
+
 }  // namespace hiera::testing
+
+// Skips the test (with the worker's hello) where hiera-worker sees no CUDA device.
+#define REQUIRE_GPU()                                                                      \
+  do {                                                                                     \
+    const nlohmann::json& hiera_hello_ = hiera::testing::worker_hello();                   \
+    if (!hiera_hello_.is_object() || hiera_hello_["result"]["cuda"] != true) {             \
+      GTEST_SKIP() << "hiera-worker sees no CUDA device: " << hiera_hello_.dump();         \
+    }                                                                                      \
+  } while (0)
