@@ -10,6 +10,7 @@
 // "hiera.showTaskSpec" for the one that runs the action sending "hiera.showSpec".
 import * as vscode from 'vscode';
 import type { JobTracker, JobView, ProgressToken } from './status';
+import { JOB_COMMANDS, refuse } from './trust';
 
 export const COMMANDS = {
   optimize: 'hiera.optimize',
@@ -72,6 +73,8 @@ export interface CommandDeps {
   /** Title patterns of the optimize and profile code actions. */
   patterns(): { optimize: RegExp; profile: RegExp };
   log(line: string): void;
+  /** Workspace Trust (src/trust.ts): false refuses every job start. Absent: trusted. */
+  trusted?(): boolean;
 }
 
 export interface StartedJob {
@@ -128,6 +131,10 @@ async function runAction(
     command = action.command;
   }
   if (!command) return { title: chosen.title, result: null };
+  if (JOB_COMMANDS.has(command.command) && deps.trusted && !deps.trusted()) {
+    refuse(chosen.title, deps.log);
+    return undefined;
+  }
   const result = await client.sendRequest<unknown>('workspace/executeCommand', {
     command: command.command,
     arguments: command.arguments ?? [],
@@ -153,6 +160,10 @@ async function actionAtCursor(deps: CommandDeps, which: ActionKind): Promise<Sta
   const editor = vscode.window.activeTextEditor;
   if (!editor || !LANGUAGES.includes(editor.document.languageId)) {
     void vscode.window.showWarningMessage(`hiera: open a CUDA or Python file and put the cursor in the kernel or module to ${verb}`);
+    return undefined;
+  }
+  if (which !== 'spec' && deps.trusted && !deps.trusted()) {
+    refuse(NAMES[which] === 'optimize' ? 'Optimize' : 'Profile', deps.log);
     return undefined;
   }
   const client = runningClient(deps);

@@ -2,6 +2,7 @@
 // vscode-languageclient, sends the "hiera" settings (src/settings.ts) as
 // initializationOptions and on workspace/configuration, shows the running job in
 // the status bar (src/status.ts) and registers the commands (src/commands.ts).
+// In an untrusted workspace jobs are refused (src/trust.ts); the rest works.
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { CommandDeps, LANGUAGES, registerCommands } from './commands';
@@ -15,6 +16,7 @@ import {
   toServerSettings,
 } from './settings';
 import { JobStatusBar, JobTracker, progressMiddleware } from './status';
+import { trustMiddleware } from './trust';
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
@@ -64,6 +66,7 @@ function createClient(tracker: JobTracker): LanguageClient {
     },
     middleware: {
       ...progressMiddleware(tracker),
+      ...trustMiddleware(() => vscode.workspace.isTrusted, log),
       workspace: {
         // The server pulls section "hiera": answer with the mapped settings, not the raw configuration.
         configuration: async (params, token, next) => {
@@ -116,8 +119,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return { optimize: settings.optimizePattern, profile: settings.profilePattern };
     },
     log,
+    trusted: () => vscode.workspace.isTrusted,
   };
   context.subscriptions.push(...registerCommands(deps));
+  if (!vscode.workspace.isTrusted) log('untrusted workspace: hints and hovers only, no optimize or profile jobs');
+  // Trusting takes the workspace's restricted settings (hiera.server.path, ...) into effect: restart on them.
+  context.subscriptions.push(
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      log('workspace trusted: restarting the server with the workspace settings');
+      void vscode.commands.executeCommand('hiera.restartServer');
+    }),
+  );
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (event) => {

@@ -373,6 +373,7 @@ const workspace = {
     return state.textDocuments;
   },
   workspaceFolders: undefined,
+  isTrusted: true,  // Workspace Trust; test/unit/trust.test.js passes trust through CommandDeps instead
   notebookDocuments: [],
   onDidChangeConfiguration(listener) {
     state.configurationListeners.push(listener);
