@@ -2,6 +2,7 @@
 
 #include "engine/analysis/line_index.h"
 #include "engine/spec/annotations.h"
+#include "engine/spec/kernel_annotation_lines.h"
 
 namespace hiera::engine::spec {
 
@@ -30,12 +31,12 @@ analysis::AnalysisFacts annotation_facts(std::string_view text, analysis::Langua
   const analysis::LineIndex lines(text);
   // Split once for the whole file; each kernel parses only its own range.
   const auto comments = comment_lines(text, SourceLanguage::Cuda);
-  int first_line = 1;
-  for (const auto& function : structure.functions) {
-    const int last_line = static_cast<int>(lines.line_of(function.span.end)) + 1;
+  for (std::size_t i = 0; i < structure.functions.size(); ++i) {
+    const auto& function = structure.functions[i];
     if (function.kind == analysis::CudaFunctionKind::Kernel) {
+      const LineRange range = kernel_annotation_lines(structure, i, lines);
       const auto annotations =
-          parse_annotations(std::span<const CommentLine>(comments), SourceLanguage::Cuda, first_line, last_line);
+          parse_annotations(std::span<const CommentLine>(comments), SourceLanguage::Cuda, range.first, range.last);
       analysis::KernelWorkAnnotation work;
       work.sizes = sizes_of(annotations);
       for (const auto& clause : annotations.clauses) {
@@ -44,7 +45,6 @@ analysis::AnalysisFacts annotation_facts(std::string_view text, analysis::Langua
       }
       if (!work.flops.empty() || !work.bytes.empty()) facts.kernels[function.name] = work;
     }
-    first_line = last_line + 1;
   }
   return facts;
 }
