@@ -14,7 +14,7 @@ export interface ConfigurationLike {
 
 /** The server's "hiera" settings object, exactly as it goes over the wire. */
 export interface ServerSettings {
-  worker: { command: string[] | null };
+  worker: { command: string[] | null; device: string | null };
   gpu: string | null;
   llm: { endpoint: string | null; model: string | null; apiKeyEnv: string | null; provider: string | null; maxRetries: number | null };
   budget: { candidates: number; minutes: number };
@@ -37,6 +37,7 @@ export const DEFAULTS = {
   'server.path': 'hiera',
   'server.args': ['lsp'],
   'worker.command': [] as string[],
+  'worker.device': '',
   gpu: '',
   'llm.endpoint': '',
   'llm.model': '',
@@ -88,6 +89,16 @@ function positive(config: ConfigurationLike, key: 'budget.candidates' | 'budget.
   return value;
 }
 
+const DEVICES = ['gpu', 'cpu'];
+
+// "cpu" asks for a CPU run (the server refuses jobs without a GPU otherwise); null: the server's default (gpu).
+function device(config: ConfigurationLike, warn?: Warn): string | null {
+  const value = str(config, 'worker.device');
+  if (value === null || DEVICES.includes(value)) return value;
+  warn?.(`hiera.worker.device: ${JSON.stringify(value)} is not one of ${DEVICES.join(', ')}; using the server's default (gpu)`);
+  return null;
+}
+
 function provider(config: ConfigurationLike, warn?: Warn): string | null {
   const value = str(config, 'llm.provider');
   if (value === null || PROVIDERS.includes(value)) return value;
@@ -137,7 +148,7 @@ export function toServerSettings(config: ConfigurationLike, warn?: Warn): Server
   }
   const enabled = config.get('hints.enabled');
   return {
-    worker: { command: workerCommand.length > 0 ? workerCommand : null },
+    worker: { command: workerCommand.length > 0 ? workerCommand : null, device: device(config, warn) },
     gpu: str(config, 'gpu'),
     llm: {
       endpoint: str(config, 'llm.endpoint'),

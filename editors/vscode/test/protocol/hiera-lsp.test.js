@@ -51,7 +51,7 @@ test('hiera lsp: initializationOptions from settings.ts, workspace/configuration
       const initializationOptions = settings.toServerSettings(USER);
       assert.equal(
         JSON.stringify(initializationOptions),
-        '{"worker":{"command":["hiera","worker","--device","0"]},"gpu":"H200",' +
+        '{"worker":{"command":["hiera","worker","--device","0"],"device":null},"gpu":"H200",' +
           '"llm":{"endpoint":"http://127.0.0.1:9/v1","model":"test-model","apiKeyEnv":"HIERA_TEST_LLM_KEY","provider":"anthropic","maxRetries":2},' +
           '"budget":{"candidates":8,"minutes":1.5},"hints":{"enabled":true,"disabled":["cuda.block_size"],' +
           '"severity":{"torch.python_loop":"error"}},"runsDir":"/tmp/hiera-vscode-runs"}',

@@ -12,7 +12,7 @@ const manifest = require(path.join(__dirname, '..', '..', 'package.json'));
 const properties = manifest.contributes.configuration.properties;
 
 const DEFAULT_JSON =
-  '{"worker":{"command":null},"gpu":null,"llm":{"endpoint":null,"model":null,"apiKeyEnv":"HIERA_LLM_API_KEY","provider":null,"maxRetries":null},' +
+  '{"worker":{"command":null,"device":null},"gpu":null,"llm":{"endpoint":null,"model":null,"apiKeyEnv":"HIERA_LLM_API_KEY","provider":null,"maxRetries":null},' +
   '"budget":{"candidates":24,"minutes":30},"hints":{"enabled":true,"disabled":[],"severity":{}},"runsDir":null}';
 
 // A VS Code WorkspaceConfiguration answers get(key) with the user's value or the
@@ -31,6 +31,7 @@ const CUSTOM = {
   'server.path': '/opt/hiera/bin/hiera',
   'server.args': ['lsp', '--log-level', 'debug'],
   'worker.command': ['ssh', 'gpu-box', 'hiera', 'worker', '--device', '1'],
+  'worker.device': 'cpu',
   gpu: 'H200',
   'llm.endpoint': 'https://llm.example.com/v1',
   'llm.model': 'some-model-7b',
@@ -53,7 +54,7 @@ test('defaults: the exact JSON sent as initializationOptions', () => {
   const out = settings.toServerSettings(vscodeLike(), (w) => warnings.push(w));
   assert.equal(JSON.stringify(out), DEFAULT_JSON);
   assert.deepEqual(out, {
-    worker: { command: null },
+    worker: { command: null, device: null },
     gpu: null,
     llm: { endpoint: null, model: null, apiKeyEnv: 'HIERA_LLM_API_KEY', provider: null, maxRetries: null },
     budget: { candidates: 24, minutes: 30 },
@@ -69,7 +70,7 @@ test('a fully customized configuration: exact JSON, client-only keys left out', 
   const out = settings.toServerSettings(vscodeLike(CUSTOM));
   assert.equal(
     JSON.stringify(out),
-    '{"worker":{"command":["ssh","gpu-box","hiera","worker","--device","1"]},"gpu":"H200",' +
+    '{"worker":{"command":["ssh","gpu-box","hiera","worker","--device","1"],"device":"cpu"},"gpu":"H200",' +
       '"llm":{"endpoint":"https://llm.example.com/v1","model":"some-model-7b","apiKeyEnv":"MY_LLM_KEY","provider":"anthropic","maxRetries":0},' +
       '"budget":{"candidates":100,"minutes":2.5},' +
       '"hints":{"enabled":false,"disabled":["cuda.uncoalesced_access","torch.python_loop"],' +
@@ -121,6 +122,7 @@ test('unset and malformed values: null (server default) or the default, with war
       gpu: '  ',
       'llm.endpoint': ' https://x.example/v1 ',
       'worker.command': ['', 3, '  '],
+      'worker.device': 'tpu',
       'budget.candidates': 2.5,
       'budget.minutes': -1,
       'hints.enabled': 'yes',
@@ -133,7 +135,7 @@ test('unset and malformed values: null (server default) or the default, with war
     (w) => warnings.push(w),
   );
   assert.deepEqual(out, {
-    worker: { command: null },
+    worker: { command: null, device: null },
     gpu: null,
     llm: { endpoint: 'https://x.example/v1', model: null, apiKeyEnv: 'HIERA_LLM_API_KEY', provider: null, maxRetries: null },
     budget: { candidates: 24, minutes: 30 },
@@ -141,6 +143,7 @@ test('unset and malformed values: null (server default) or the default, with war
     runsDir: null,
   });
   assert.deepEqual(warnings, [
+    'hiera.worker.device: "tpu" is not one of gpu, cpu; using the server\'s default (gpu)',
     'hiera.llm.provider: "gemini" is not one of openai, anthropic; using the server\'s default (openai)',
     'hiera.llm.maxRetries: 101 is not an integer from 0 to 100; using the server\'s default',
     'hiera.budget.candidates: 2.5 is not a positive integer; using 24',
