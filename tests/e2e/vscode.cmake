@@ -25,7 +25,8 @@ set_tests_properties(hiera_vscode_unit hiera_vscode_e2e PROPERTIES
 # hiera_vscode_real (label e2e): the packaged .vsix in a real VS Code, code-server
 # in headless Chromium driven by playwright-core (tests/e2e/vscode_real/run.sh):
 # the .cu's hints in Problems, the kernel's hover, the Outline, and an Optimize
-# job on the CPU worker to its end, each asserted. Skips (77) without chromium or
+# job on the CPU worker to its end, each asserted; then, with Workspace Trust on,
+# the hint in Restricted Mode and Optimize refused. Skips (77) without chromium or
 # the extension's node_modules; its tools come from install.sh's cache, which
 # scripts/setup fills (a cold install inside the test takes ~2 minutes).
 add_test(NAME hiera_vscode_real COMMAND bash "${CMAKE_CURRENT_LIST_DIR}/vscode_real/run.sh")

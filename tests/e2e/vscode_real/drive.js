@@ -4,13 +4,15 @@
 // panel, the kernel's hover with hiera's cost estimate, the kernels in the
 // Outline, and an Optimize job on the .py's module, run by the CPU worker to its
 // end, with hiera's progress in the window. Screenshots of each step go to SHOTS.
-//   node drive.js URL WORK_DIR SHOTS_DIR
+// Mode "untrusted": the folder opens in Restricted Mode (no trust prompt); the .py's hints still
+// show, and Optimize is refused with hiera's message, no job started.
+//   node drive.js trusted|untrusted URL WORK_DIR SHOTS_DIR
 const { chromium } = require('playwright-core');
 const fs = require('node:fs');
 const path = require('node:path');
 const assert = require('node:assert/strict');
 
-const [url, work, shots] = process.argv.slice(2);
+const [mode, url, work, shots] = process.argv.slice(2);
 const STEP_MS = 60000;
 const JOB_MS = 240000;
 
@@ -42,6 +44,29 @@ async function shot(page, name) {
   console.log(`   screenshot ${name}`);
 }
 
+async function untrusted(page) {
+  step('untrusted workspace: Restricted Mode');
+  await page.goto(url);
+  await page.waitForSelector('.statusbar-item:has-text("Restricted Mode")', { timeout: STEP_MS });
+  step('untrusted workspace: hints, and Optimize refused');
+  await openFile(page, 'row_loop_mlp.py');
+  await page.waitForSelector('.monaco-editor .squiggly-warning', { timeout: STEP_MS });
+  await goTo(page, 9, 8);
+  await command(page, 'hiera: Optimize at Cursor');
+  const toast = '.notifications-toasts .notification-list-item';
+  await page.waitForSelector(`${toast}:has-text("untrusted workspace")`, { timeout: STEP_MS });
+  const texts = await page.$$eval(toast, (items) => items.map((i) => i.innerText));
+  console.log(`   notifications: ${JSON.stringify(texts)}`);
+  const refusal = texts.find((t) => t.includes('untrusted workspace'));
+  assert.match(refusal, /hiera: Optimize is off in an untrusted workspace: a job builds and runs this workspace's code\. Trust the workspace to run it; hints, hovers and the outline work without\./);
+  assert.match(refusal, /Manage Workspace Trust/);
+  await page.waitForTimeout(1000);  // the toast's fade-in
+  await shot(page, 'vscode-untrusted.png');
+  const jobs = await page.$$eval('.statusbar-item', (items) => items.map((i) => i.innerText).filter((t) => /hiera:/.test(t)));
+  assert.deepEqual(jobs, [], 'no job in the status bar');
+  step('done');
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -49,6 +74,7 @@ async function main() {
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    if (mode === 'untrusted') return await untrusted(page);
     step('workbench');
     await page.goto(url);
     await page.waitForSelector('.monaco-workbench', { timeout: STEP_MS });

@@ -35,6 +35,7 @@ JSON
 cat > "$work/data/User/settings.json" <<'JSON'
 {
   "workbench.startupEditor": "none",
+  "security.workspace.trust.startupPrompt": "never",
   "workbench.tips.enabled": false,
   "workbench.colorTheme": "Default Light Modern",
   "editor.hover.delay": 100,
@@ -52,32 +53,51 @@ export XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_CAC
 "$node24" "$code_server" --user-data-dir "$work/data" --extensions-dir "$work/ext" \
   --install-extension "$repo/editors/vscode/hiera.vsix" >"$work/install-extension.log" 2>&1
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-# Its own process group: code-server, its extension hosts and their hiera lsp end together.
-setsid "$node24" "$code_server" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry \
-  --disable-update-check --disable-workspace-trust --reconnection-grace-time 5 \
-  --user-data-dir "$work/data" --extensions-dir "$work/ext" "$work/ws" >"$work/code-server.log" 2>&1 &
-pgid=$!
+pgids=()
 cleanup() {
-  kill -- "-$pgid" 2>/dev/null || true
+  for pgid in "${pgids[@]}"; do kill -- "-$pgid" 2>/dev/null || true; done
   sleep 1
-  kill -9 -- "-$pgid" 2>/dev/null || true
+  for pgid in "${pgids[@]}"; do kill -9 -- "-$pgid" 2>/dev/null || true; done
   [ "${KEEP:-}" = 1 ] || [ "${failed:-0}" = 1 ] || rm -rf "$work"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-  sleep 0.2
-done
-curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$work/code-server.log"; echo "FAIL: code-server did not answer /healthz"; exit 1; }
 
-status=0
-NODE_PATH="$tools/node_modules" "$node24" "$here/drive.js" "http://127.0.0.1:$port/?folder=$work/ws" "$work" "$shots" || status=$?
-if [ "$status" -ne 0 ]; then
+# serve FOLDER [FLAG...]: a code-server on a free port in its own process group
+# (code-server, its extension hosts and their hiera lsp end together); sets $port.
+serve() {
+  local folder=$1
+  shift
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  setsid "$node24" "$code_server" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry \
+    --disable-update-check --reconnection-grace-time 5 "$@" \
+    --user-data-dir "$work/data" --extensions-dir "$work/ext" "$folder" >>"$work/code-server.log" 2>&1 &
+  pgids+=($!)
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  cat "$work/code-server.log"
+  echo "FAIL: code-server did not answer /healthz"
+  exit 1
+}
+
+# drive MODE FOLDER: drive.js against the last code-server; on failure its logs and exit.
+drive() {
+  local status=0
+  NODE_PATH="$tools/node_modules" "$node24" "$here/drive.js" "$1" "http://127.0.0.1:$port/?folder=$2" "$work" "$shots" || status=$?
+  [ "$status" -eq 0 ] && return 0
   failed=1
   echo "--- kept $work"
   echo "--- code-server.log"; tail -40 "$work/code-server.log"
   echo "--- hiera output channel / LSP trace"
   find "$work/data/logs" -name '*hiera*' -exec tail -60 {} + 2>/dev/null || true
   exit "$status"
-fi
+}
+
+serve "$work/ws" --disable-workspace-trust
+drive trusted "$work/ws"
+# Workspace Trust on: a folder never trusted opens in Restricted Mode (startupPrompt never).
+mkdir -p "$work/untrusted"
+cp "$repo/tests/fixtures/optimize/row_loop_mlp.py" "$work/untrusted/"
+serve "$work/untrusted"
+drive untrusted "$work/untrusted"
