@@ -39,6 +39,14 @@ async function openFile(page, name) {
 const command = (page, title) => quickInput(page, 'F1', title, title);
 const goTo = (page, line, column) => quickInput(page, 'Control+G', `${line}:${column}`);
 
+// The .py open, its hint shown (the server answered), Optimize at Cursor on class Model.
+async function optimizeModel(page) {
+  await openFile(page, 'row_loop_mlp.py');
+  await page.waitForSelector('.monaco-editor .squiggly-warning', { timeout: STEP_MS });
+  await goTo(page, 9, 8);
+  await command(page, 'hiera: Optimize at Cursor');
+}
+
 async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, name) });
   console.log(`   screenshot ${name}`);
@@ -49,10 +57,7 @@ async function untrusted(page) {
   await page.goto(url);
   await page.waitForSelector('.statusbar-item:has-text("Restricted Mode")', { timeout: STEP_MS });
   step('untrusted workspace: hints, and Optimize refused');
-  await openFile(page, 'row_loop_mlp.py');
-  await page.waitForSelector('.monaco-editor .squiggly-warning', { timeout: STEP_MS });
-  await goTo(page, 9, 8);
-  await command(page, 'hiera: Optimize at Cursor');
+  await optimizeModel(page);
   const toast = '.notifications-toasts .notification-list-item';
   await page.waitForSelector(`${toast}:has-text("untrusted workspace")`, { timeout: STEP_MS });
   const texts = await page.$$eval(toast, (items) => items.map((i) => i.innerText));
@@ -110,10 +115,7 @@ async function main() {
     await shot(page, 'vscode-outline.png');
 
     step('the .py: Optimize on the CPU worker');
-    await openFile(page, 'row_loop_mlp.py');
-    await page.waitForSelector('.monaco-editor .squiggly-warning, .monaco-editor .squiggly-info, .monaco-editor .squiggly-error', { timeout: STEP_MS });
-    await goTo(page, 9, 8);
-    await command(page, 'hiera: Optimize at Cursor');
+    await optimizeModel(page);
     const statusItem = '.statusbar-item[id*="hiera"], .statusbar-item:has-text("hiera:")';
     await page.waitForSelector(statusItem, { timeout: STEP_MS });
     const running = await page.$eval(statusItem, (e) => e.innerText);
