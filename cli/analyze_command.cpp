@@ -7,14 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/analysis/analysis.h"
-#include "engine/analysis/analysis_json.h"
-#include "engine/analysis/line_index.h"
+#include "engine/facade/analysis_output.h"
+#include "engine/facade/document_analysis.h"
+#include "engine/facade/estimates.h"
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "engine/plan/units.h"
-#include "engine/spec/annotation_facts.h"
-#include "engine/spec/annotations.h"
 
 namespace hiera::cli {
 
@@ -144,7 +142,7 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args) {
 }
 
 int run_analyze(const AnalyzeArgs& args, const char* argv0) {
-  const auto language = analysis::language_for_path(args.file);
+  const auto language = engine::facade::source_language("", args.file);
   if (!language) {
     std::cerr << "hiera analyze: " << args.file << ": not a CUDA (.cu, .cuh) or Python (.py) file" << std::endl;
     return kAnalyzeUsage;
@@ -171,9 +169,8 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
-  // A first pass finds the functions whose annotations the facts read.
-  const analysis::AnalysisFacts facts = engine::spec::annotation_facts(text, *language, analysis::analyze(text, *language));
-  const analysis::Analysis result = analysis::analyze(text, *language, facts);
+  // With the facts of the file's `hiera:` annotations, as the editor analyses it.
+  const analysis::Analysis result = engine::facade::analyze_source(text, *language).analysis;
   const analysis::Roofline* r = roofline ? &*roofline : nullptr;
   if (args.json) {
     nlohmann::json out = analysis::to_json(result, text, r);

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "engine/analysis/hint_rules.h"
+#include "engine/facade/hints.h"
 #include "server/features/analysis_symbols.h"
 #include "server/features/cost_estimates.h"
 #include "server/features/cost_text.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 
 namespace hiera::server {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "engine/analysis/analysis.h"
-#include "engine/analysis/roofline.h"
+#include "engine/facade/document_analysis.h"
+#include "engine/facade/estimates.h"
 
 namespace hiera::server {
 

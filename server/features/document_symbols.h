@@ -13,7 +13,7 @@
 // (memory-bound)"); a launch shows its kernel's, an op its own estimate.
 #include <vector>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/position_encoding.h"
 #include "server/documents/text_document.h"

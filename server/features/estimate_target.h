@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/analysis/roofline.h"
+#include "engine/facade/estimates.h"
 #include "engine/knowledge/knowledge_base.h"
 
 namespace hiera::server {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/text_document.h"
 #include "server/features/hint_settings.h"

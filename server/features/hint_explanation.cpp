@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "engine/analysis/hint_rules.h"
+#include "engine/facade/hints.h"
 
 namespace hiera::server {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/analysis/hint.h"
+#include "engine/facade/hints.h"
 #include "engine/knowledge/knowledge_base.h"
 
 namespace hiera::server {

@@ -5,7 +5,7 @@
 // documentChanges.
 #include <string>
 
-#include "engine/analysis/hint.h"
+#include "engine/facade/hints.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/text_document.h"
 

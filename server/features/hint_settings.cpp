@@ -1,6 +1,6 @@
 #include "server/features/hint_settings.h"
 
-#include "engine/analysis/hint_rules.h"
+#include "engine/facade/hints.h"
 
 namespace hiera::server {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/analysis/hint.h"
+#include "engine/facade/hints.h"
 
 namespace hiera::server {
 

@@ -15,7 +15,7 @@
 // plain-text tooltip saying where the figure comes from.
 #include <vector>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 #include "engine/knowledge/gpu_spec.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/position_encoding.h"

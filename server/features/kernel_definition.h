@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <optional>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 
 namespace hiera::server {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/text_document.h"
 #include "server/features/hint_diagnostics.h"

@@ -6,7 +6,7 @@
 // per-kernel breakdown, and the verified speed-up of an optimization.
 #include <optional>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/text_document.h"
 #include "server/features/estimate_target.h"

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/position_encoding.h"
 #include "server/documents/text_document.h"

@@ -2,15 +2,10 @@
 
 #include <algorithm>
 
-#include "engine/spec/annotation_facts.h"
-
 namespace hiera::server {
 
-namespace analysis = engine::analysis;
-
 std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::of(const TextDocument& document) {
-  auto language = analysis::language_for_id(document.language_id());
-  if (!language) language = analysis::language_for_path(document.uri());
+  const auto language = engine::facade::source_language(document.language_id(), document.uri());
   if (!language) return nullptr;
 
   Entry previous;
@@ -28,17 +23,11 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::of(const TextDocument&
 
   // Analysed outside the lock: documents do not wait on each other.
   const std::string& text = document.text();
-  analysis::AnalysisFacts facts;
-  std::shared_ptr<const analysis::Analysis> structure;
-  if (text.find("hiera:") != std::string::npos) {  // no annotation, no facts: skip the structure pass
-    if (*language == analysis::Language::Cuda) {
-      structure = std::make_shared<analysis::Analysis>(analysis::analyze(text, *language, {}, previous.structure.get()));
-    }
-    facts = engine::spec::annotation_facts(text, *language, structure ? *structure : analysis::Analysis{});
-  }
-  auto result = std::make_shared<DocumentAnalysis>(DocumentAnalysis{
-      document.uri(), document.version(), text,
-      analysis::analyze(text, *language, facts, previous.current ? &previous.current->analysis : nullptr)});
+  auto analysed = engine::facade::analyze_source(text, *language, previous.current ? &previous.current->analysis : nullptr,
+                                                 previous.structure.get());
+  auto result = std::make_shared<DocumentAnalysis>(
+      DocumentAnalysis{document.uri(), document.version(), text, std::move(analysed.analysis)});
+  auto structure = std::move(analysed.structure);
 
   std::lock_guard lock(mutex_);
   auto& entry = entries_[document.uri()];
@@ -48,8 +37,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::of(const TextDocument&
 }
 
 std::shared_ptr<const DocumentAnalysis> DocumentAnalyses::latest(const TextDocument& document) const {
-  auto language = analysis::language_for_id(document.language_id());
-  if (!language) language = analysis::language_for_path(document.uri());
+  const auto language = engine::facade::source_language(document.language_id(), document.uri());
   if (!language) return nullptr;
   std::lock_guard lock(mutex_);
   auto found = entries_.find(document.uri());

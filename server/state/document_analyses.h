@@ -1,8 +1,9 @@
 #pragma once
 // The last source analysis of each open document, shared by the features of
 // one server and safe across threads. A new version is analysed
-// incrementally from the previous one (engine/analysis reuses every kernel
-// and module an edit did not touch), so features can ask on every request.
+// incrementally from the previous one (engine::facade::analyze_source reuses
+// every kernel and module an edit did not touch), so features can ask on
+// every request.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -10,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/analysis/analysis.h"
+#include "engine/facade/document_analysis.h"
 #include "server/documents/text_document.h"
 
 namespace hiera::server {

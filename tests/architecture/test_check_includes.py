@@ -98,6 +98,35 @@ class CheckIncludesTest(SyntheticTreeMixin, unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("cycle", out)
 
+    def test_project_table_keeps_the_server_behind_the_facade(self):
+        # The project's own rules, without its known exceptions: the server reaches the analysis only through engine/facade.
+        with open(os.path.join(HERE, "layers.json"), encoding="utf-8") as fh:
+            table = json.load(fh)
+        table["known_exceptions"] = []
+        engine = {
+            "engine/common/cancellation.h": "#pragma once\n",
+            "engine/analysis/analysis.h": '#pragma once\n#include "engine/common/cancellation.h"\n',
+            "engine/spec/task_spec.h": '#pragma once\n#include "engine/analysis/analysis.h"\n',
+            "engine/eval/job_results.h": "#pragma once\n",
+            "engine/facade/document_analysis.h": '#pragma once\n#include "engine/analysis/analysis.h"\n',
+        }
+        through_facade = dict(engine)
+        through_facade["server/features/hover.cpp"] = '#include "engine/facade/document_analysis.h"\n'
+        through_facade["server/state/store.cpp"] = '#include "engine/facade/document_analysis.h"\n'
+        rc, out = self.run_checker(self.tree(through_facade, table))
+        self.assertEqual(rc, 0, out)
+
+        for folder in ("server", "server/features", "server/state"):
+            for header, layer in (("engine/analysis/analysis.h", "engine/analysis"), ("engine/spec/task_spec.h", "engine/spec"),
+                                  ("engine/eval/job_results.h", "engine/eval")):
+                with self.subTest(folder=folder, header=header):
+                    files = dict(engine)
+                    files[folder + "/wrong.cpp"] = f'#include "engine/facade/document_analysis.h"\n#include "{header}"\n'
+                    rc, out = self.run_checker(self.tree(files, table))
+                    self.assertEqual(rc, 1, out)
+                    self.assertIn(f'{folder}/wrong.cpp:2: #include "{header}"', out)
+                    self.assertIn(f"{folder} may not include {layer}", out)
+
     def test_project_table_passes_on_this_tree(self):
         proc = subprocess.run([sys.executable, CHECKER], capture_output=True, text=True, check=False)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)

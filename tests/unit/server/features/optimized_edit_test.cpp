@@ -1,4 +1,5 @@
-// The edits that deliver an optimization: exact text in, exact edits out.
+// The server's delivery edits are the facade's source splicing as ByteEdits:
+// the same spans and texts, the same error.
 #include "server/features/optimized_edit.h"
 
 #include <gtest/gtest.h>
@@ -6,151 +7,28 @@
 namespace hiera::server {
 namespace {
 
-std::string applied(std::string text, std::vector<ByteEdit> edits) {
-  // Back to front, so earlier offsets stay valid.
-  std::sort(edits.begin(), edits.end(), [](const ByteEdit& a, const ByteEdit& b) { return a.begin > b.begin; });
-  for (const auto& e : edits) text.replace(e.begin, e.end - e.begin, e.text);
-  return text;
+const std::string kCuda = "__global__ void scale(const float* x, float* y, int n) { y[0] = x[0]; }\n";
+
+TEST(OptimizedEdit, KernelReplacementIsTheFacadesSpliceAsByteEdits) {
+  const std::string delivered = "__global__ void scale(const float* x, float* y, int n) { y[0] = 2.0f * x[0]; }\n";
+  const auto facade = engine::facade::kernel_replacement(kCuda, "scale", delivered, "", "// NOTE\n");
+  const auto edits = kernel_replacement(kCuda, "scale", delivered, "", "// NOTE\n");
+  ASSERT_EQ(edits.size(), 1u);
+  ASSERT_EQ(facade.size(), 1u);
+  EXPECT_EQ(edits[0].begin, 0u);
+  EXPECT_EQ(edits[0].end, kCuda.size() - 1);
+  EXPECT_EQ(edits[0].text, "// NOTE\n__global__ void scale(const float* x, float* y, int n) { y[0] = 2.0f * x[0]; }");
+  EXPECT_EQ(edits[0].text, facade[0].new_text);
 }
 
-const std::string kCuda =
-    "#include <cuda_runtime.h>\n"
-    "// hiera: size N=1024\n"
-    "__global__ void scale(const float* x, float* y, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) y[i] = 2.0f * x[i];\n"
-    "}\n"
-    "\n"
-    "void launch(const float* x, float* y, int n) { scale<<<(n + 255) / 256, 256>>>(x, y, n); }\n";
-
-TEST(KernelReplacement, ReplacesTheDefinitionKeepsTheNameAndAddsMissingHelpersAndIncludes) {
-  const std::string delivered =
-      "#include <cuda_runtime.h>\n"
-      "#include <cuda_fp16.h>\n"
-      "__device__ float twice(float v) { return v + v; }\n"
-      "__global__ void scale_v2(const float* x, float* y, int n) {\n"
-      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (i < n) y[i] = twice(x[i]);\n"
-      "}\n";
-  const auto edits = kernel_replacement(kCuda, "scale", delivered, "scale_v2", "// NOTE\n");
-  ASSERT_EQ(edits.size(), 2u);
-  EXPECT_EQ(applied(kCuda, edits),
-            "#include <cuda_runtime.h>\n"
-            "#include <cuda_fp16.h>\n"
-            "// hiera: size N=1024\n"
-            "// NOTE\n"
-            "__device__ float twice(float v) { return v + v; }\n"
-            "\n"
-            "__global__ void scale(const float* x, float* y, int n) {\n"
-            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-            "  if (i < n) y[i] = twice(x[i]);\n"
-            "}\n"
-            "\n"
-            "void launch(const float* x, float* y, int n) { scale<<<(n + 255) / 256, 256>>>(x, y, n); }\n");
-}
-
-TEST(KernelReplacement, ADifferentSignatureOrAMissingKernelIsAnErrorNotAnEdit) {
-  const std::string other = "__global__ void scale(const double* x, float* y, int n) { }\n";
+TEST(OptimizedEdit, ModuleInsertionKeepsTheFacadesError) {
+  const std::string python = "class Model:\n    pass\n";
   try {
-    kernel_replacement(kCuda, "scale", other, "", "// NOTE\n");
+    module_insertion(python, "Other", python, "# NOTE\n");
     FAIL() << "no error";
   } catch (const OptimizedEditError& e) {
-    EXPECT_STREQ(e.what(), "the delivered kernel's parameters (const double*, float*, int) differ from scale's "
-                           "(const float*, float*, int)");
+    EXPECT_STREQ(e.what(), "the document no longer defines the class Other");
   }
-  EXPECT_THROW(kernel_replacement(kCuda, "scale", "__global__ void other(const float* x, float* y, int n) { }\n", "",
-                                  "// NOTE\n"),
-               OptimizedEditError);
-  EXPECT_THROW(kernel_replacement(kCuda, "missing", kCuda, "", "// NOTE\n"), OptimizedEditError);
-}
-
-const std::string kPython =
-    "import torch\n"
-    "import torch.nn as nn\n"
-    "\n"
-    "\n"
-    "class Model(nn.Module):\n"
-    "    def __init__(self):\n"
-    "        super().__init__()\n"
-    "\n"
-    "    def forward(self, x):\n"
-    "        return torch.relu(x) * 2\n"
-    "\n"
-    "\n"
-    "def get_inputs():\n"
-    "    return [torch.randn(16, 16)]\n"
-    "\n"
-    "\n"
-    "def get_init_inputs():\n"
-    "    return []\n";
-
-TEST(ModuleInsertion, InsertsModelNewAndWhatItNeedsAfterTheOriginalLeavingItIntact) {
-  const std::string delivered =
-      "import torch\n"
-      "import torch.nn as nn\n"
-      "import torch.nn.functional as F\n"
-      "\n"
-      "SCALE = 2\n"
-      "\n"
-      "\n"
-      "class Model(nn.Module):\n"
-      "    def __init__(self):\n"
-      "        super().__init__()\n"
-      "\n"
-      "    def forward(self, x):\n"
-      "        return torch.relu(x) * 2\n"
-      "\n"
-      "\n"
-      "class ModelNew(nn.Module):\n"
-      "    def __init__(self):\n"
-      "        super().__init__()\n"
-      "\n"
-      "    def forward(self, x):\n"
-      "        return F.relu(x) * SCALE\n"
-      "\n"
-      "\n"
-      "def get_inputs():\n"
-      "    return [torch.randn(4, 4)]\n";
-  const auto edits = module_insertion(kPython, "Model", delivered, "# NOTE\n");
-  ASSERT_EQ(edits.size(), 2u);
-  EXPECT_EQ(applied(kPython, edits),
-            "import torch\n"
-            "import torch.nn as nn\n"
-            "import torch.nn.functional as F\n"
-            "\n"
-            "\n"
-            "class Model(nn.Module):\n"
-            "    def __init__(self):\n"
-            "        super().__init__()\n"
-            "\n"
-            "    def forward(self, x):\n"
-            "        return torch.relu(x) * 2\n"
-            "\n"
-            "\n"
-            "# NOTE\n"
-            "SCALE = 2\n"
-            "\n"
-            "\n"
-            "class ModelNew(nn.Module):\n"
-            "    def __init__(self):\n"
-            "        super().__init__()\n"
-            "\n"
-            "    def forward(self, x):\n"
-            "        return F.relu(x) * SCALE\n"
-            "\n"
-            "\n"
-            "def get_inputs():\n"
-            "    return [torch.randn(16, 16)]\n"
-            "\n"
-            "\n"
-            "def get_init_inputs():\n"
-            "    return []\n");
-}
-
-TEST(ModuleInsertion, NothingNewOrNoClassIsAnErrorNotAnEdit) {
-  EXPECT_THROW(module_insertion(kPython, "Model", kPython, "# NOTE\n"), OptimizedEditError);
-  EXPECT_THROW(module_insertion(kPython, "Other", kPython + "class ModelNew(nn.Module):\n    pass\n", "# NOTE\n"),
-               OptimizedEditError);
 }
 
 }  // namespace

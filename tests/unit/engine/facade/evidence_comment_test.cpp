@@ -1,9 +1,9 @@
 // The evidence comment: its exact lines, and no comment without evidence.
-#include "server/features/annotation_comment.h"
+#include "engine/facade/evidence_comment.h"
 
 #include <gtest/gtest.h>
 
-namespace hiera::server {
+namespace hiera::engine::facade {
 namespace {
 
 engine::optimize::OptimizeResult improved_result() {
@@ -48,4 +48,4 @@ TEST(AnnotationComment, NoEvidenceNoComment) {
 }
 
 }  // namespace
-}  // namespace hiera::server
+}  // namespace hiera::engine::facade

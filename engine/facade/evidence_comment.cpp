@@ -1,4 +1,4 @@
-#include "server/features/annotation_comment.h"
+#include "engine/facade/evidence_comment.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "engine/spec/task_spec.h"
 
-namespace hiera::server {
+namespace hiera::engine::facade {
 
 namespace {
 
@@ -30,7 +30,7 @@ std::string joined(const std::vector<std::string>& items) {
 
 }  // namespace
 
-Evidence evidence_of(const engine::optimize::OptimizeResult& result) {
+Evidence evidence_of(const optimize::OptimizeResult& result) {
   if (!result.improved() || !result.best->evaluation.timing) {
     throw std::invalid_argument("no verified improvement: nothing to annotate");
   }
@@ -41,14 +41,14 @@ Evidence evidence_of(const engine::optimize::OptimizeResult& result) {
   e.reference = best.evaluation.timing->reference;
   e.optimized = best.evaluation.timing->candidate;
   e.verification_trials = static_cast<int>(best.evaluation.trials.size());
-  e.delivered_space = engine::knowledge::to_string(best.candidate.space);
+  e.delivered_space = knowledge::to_string(best.candidate.space);
   for (const auto& attempt : result.attempts) {
-    const std::string space = engine::knowledge::to_string(attempt.attempt.candidate.space);
+    const std::string space = knowledge::to_string(attempt.attempt.candidate.space);
     if (std::find(e.spaces_tried.begin(), e.spaces_tried.end(), space) == e.spaces_tried.end()) e.spaces_tried.push_back(space);
   }
   if (!result.run_dir.empty()) e.report_path = (result.run_dir / "report.md").string();
   try {
-    const auto spec = engine::spec::TaskSpec::from_json(result.spec);
+    const auto spec = spec::TaskSpec::from_json(result.spec);
     const auto dtypes = spec.output_dtypes();
     e.dtype = dtypes.empty() ? "float32" : dtypes.front();
     e.atol = spec.atol(e.dtype);
@@ -80,4 +80,4 @@ std::string annotation_comment(const Evidence& e, const std::string& prefix) {
   return out;
 }
 
-}  // namespace hiera::server
+}  // namespace hiera::engine::facade
