@@ -1,8 +1,6 @@
-#include "server/features/cost_estimates.h"
+#include "engine/facade/cost_estimates.h"
 
-namespace hiera::server {
-
-namespace analysis = engine::analysis;
+namespace hiera::engine::facade {
 
 std::optional<CostEstimate> work_estimate(const analysis::Work& work, const analysis::Roofline* roofline) {
   CostEstimate out;
@@ -58,4 +56,4 @@ std::optional<CostEstimate> module_estimate(const analysis::TorchModule& module,
   return out;
 }
 
-}  // namespace hiera::server
+}  // namespace hiera::engine::facade
