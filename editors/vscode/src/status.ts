@@ -21,7 +21,7 @@ export interface ProgressValue {
   cancellable?: boolean;
 }
 
-export type JobOutcome = 'running' | 'finished' | 'cancelled' | 'not applied' | 'failed';
+export type JobOutcome = 'running' | 'finished' | 'cancelled' | 'not applied' | 'no GPU' | 'failed';
 
 export interface JobView {
   token: ProgressToken;
@@ -37,6 +37,8 @@ function outcomeOf(message: string | undefined): JobOutcome {
   const text = (message ?? '').trim().toLowerCase();
   if (text === 'cancelled' || text.startsWith('cancelled')) return 'cancelled';
   if (text.startsWith('not applied')) return 'not applied';
+  // The server refused the job before it ran ("Model: not started: no GPU: ..."): not a success.
+  if (text.startsWith('no gpu') || /(^|: )not started: no gpu\b/.test(text)) return 'no GPU';
   if (text.startsWith('failed') || text.startsWith('error')) return 'failed';
   return 'finished';
 }
@@ -161,6 +163,7 @@ const ICONS: Record<JobOutcome, string> = {
   finished: '$(check)',
   cancelled: '$(circle-slash)',
   'not applied': '$(warning)',
+  'no GPU': '$(warning)',
   failed: '$(error)',
 };
 

@@ -373,6 +373,15 @@ test('status bar outcomes; a stopped server ends its running jobs; job ids resta
   assert.equal(t.tracker.running().length, 0);
   assert.equal(t.item.text, '$(warning) hiera: not applied: file:///x.cu changed since the job started (version 1 → 2)');
   assert.equal(statusText({ token: 1, title: 't', outcome: 'failed', endMessage: '' }), '$(error) hiera: failed');
+  // Refused for want of a GPU: a warning, not the check mark of a finished job.
+  t.tracker.started('c', 'Optimize Model');
+  const noGpu = 'Model: not started: no GPU: no worker has one (hiera worker answered without a CUDA device).';
+  t.tracker.onProgress('c', { kind: 'end', message: noGpu });
+  assert.equal(t.tracker.last().outcome, 'no GPU');
+  assert.equal(t.item.text, `$(warning) hiera: ${noGpu}`);
+  t.tracker.started('d', 'Optimize Model');
+  t.tracker.onProgress('d', { kind: 'end', message: 'Model: no verified improvement (0 candidates tried)' });
+  assert.equal(t.tracker.last().outcome, 'finished');
   t.bar.dispose();
   assert.equal(t.item.disposed, true);
 });
