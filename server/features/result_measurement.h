@@ -1,8 +1,8 @@
 #pragma once
 // What an optimizer run measured about the reference, as the server keeps it
-// for hover and code lenses (server/state/measurement_store.h): its timing,
-// where it sits on the roofline, and its per-kernel profile; with the verified
-// speed-up when the run improved it.
+// for hover and code lenses (server/state/measurement_store.h): the facade's
+// run_measurement (engine/facade/run_measurement.h) with the document's URI,
+// the symbol and the time it was taken.
 #include <string>
 
 #include "engine/optimize/optimize_result.h"
