@@ -1,5 +1,6 @@
 #include "cli/analyze_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "engine/plan/units.h"
+#include "engine/spec/annotation_problems.h"
 
 namespace hiera::cli {
 
@@ -172,12 +174,17 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
   // With the facts of the file's `hiera:` annotations, as the editor analyses it.
   const analysis::Analysis result = engine::facade::analyze_source(text, *language).analysis;
   const analysis::Roofline* r = roofline ? &*roofline : nullptr;
+  // Malformed `hiera:` annotations join the problems, worded as `hiera optimize` words them.
+  analysis::Analysis shown = result;
+  for (const auto& p : engine::spec::annotation_problems(text, result)) shown.problems.push_back({p.span, p.message});
+  std::stable_sort(shown.problems.begin(), shown.problems.end(),
+                   [](const auto& x, const auto& y) { return x.span.begin < y.span.begin; });
   if (args.json) {
-    nlohmann::json out = analysis::to_json(result, text, r);
+    nlohmann::json out = analysis::to_json(shown, text, r);
     out["file"] = args.file;
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
-    print_listing(std::cout, args.file, text, result, r);
+    print_listing(std::cout, args.file, text, shown, r);
   }
   return kAnalyzeOk;
 }

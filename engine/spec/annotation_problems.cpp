@@ -48,18 +48,6 @@ an::Span token_span(std::string_view text, const an::LineIndex& lines, int line,
 
 bool is_contract_problem(const SpecProblem& p) { return p.line == 0 && p.message.starts_with("launch contract:"); }
 
-// Whether an annotation line has an `arg` or `launch` item, well formed or not: the contract was begun.
-bool begins_contract(const CommentLine& comment) {
-  const std::string& text = comment.text;
-  for (std::size_t at = text.find("hiera:") + 6; at < text.size();) {
-    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
-    if (text.compare(at, 4, "arg ") == 0 || text.compare(at, 6, "launch") == 0) return true;
-    at = text.find_first_of(";,", at);
-    if (at != std::string::npos) ++at;
-  }
-  return false;
-}
-
 void add(std::vector<AnnotationProblem>& out, std::string_view text, const an::LineIndex& lines,
          const SpecBuildResult& built, int line_offset, int first_annotation_line, bool contract_started,
          const std::string& target) {
@@ -104,7 +92,7 @@ std::vector<AnnotationProblem> annotation_problems(std::string_view text, const 
     for (const auto& c : comments) {
       if (c.line < range.first || c.line > range.last || !is_annotation(c)) continue;
       if (first == 0) first = c.line;
-      contract_started = contract_started || begins_contract(c);
+      contract_started = contract_started || begins_launch_contract(c);
     }
     if (first == 0) continue;
     // The kernel's own lines only, so that a file of many kernels is read once, not once per kernel.

@@ -8,6 +8,7 @@
 
 #include "engine/analysis/analysis.h"
 #include "engine/analysis/line_index.h"
+#include "engine/spec/source_comments.h"
 
 namespace hiera::engine::spec {
 
@@ -18,5 +19,9 @@ struct LineRange {
 
 // `function` indexes analysis.functions; `lines` indexes the text the analysis was made from.
 LineRange kernel_annotation_lines(const analysis::Analysis& analysis, std::size_t function, const analysis::LineIndex& lines);
+
+// Whether an annotation line has an `arg` or `launch` item, well formed or
+// not: the kernel's launch contract has been begun (by the user or an action).
+bool begins_launch_contract(const CommentLine& comment);
 
 }  // namespace hiera::engine::spec

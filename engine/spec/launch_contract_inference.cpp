@@ -313,6 +313,9 @@ class Inference {
         constants_(file_constants(text, code_)) {
     const LineRange range = kernel_annotation_lines(analysis, index, lines_);
     annotations_ = parse_annotations(text, SourceLanguage::Cuda, range.first, range.last);
+    for (const auto& comment : comment_lines(text, SourceLanguage::Cuda)) {
+      if (comment.line >= range.first && comment.line <= range.last && begins_launch_contract(comment)) begun_ = true;
+    }
     for (const auto& clause : annotations_.clauses) {
       if (clause.name != "interface.sizes" || !clause.value.is_object()) continue;
       for (const auto& [name, value] : clause.value.items()) {
@@ -327,10 +330,7 @@ class Inference {
     }
   }
 
-  bool has_contract() const {
-    return std::any_of(annotations_.clauses.begin(), annotations_.clauses.end(),
-                       [](const AnnotatedClause& c) { return c.name == "interface.args" || c.name == "interface.launch"; });
-  }
+  bool has_contract() const { return begun_; }
 
   InferredContract infer() {
     InferredContract out;
@@ -763,6 +763,7 @@ class Inference {
   std::vector<std::string> code_;
   Constants constants_;
   Annotations annotations_;
+  bool begun_ = false;  // an `arg` or `launch` line, well formed or not
   std::map<std::string, std::int64_t> annotated_sizes_;
   const an::LaunchSite* launch_ = nullptr;
   std::vector<std::string> host_arguments_;

@@ -4,6 +4,7 @@
 
 #include "engine/facade/hints.h"
 #include "server/features/analysis_symbols.h"
+#include "server/features/annotation_diagnostics.h"
 #include "server/features/cost_estimates.h"
 #include "server/features/cost_text.h"
 #include "server/features/document_symbols.h"
@@ -80,10 +81,15 @@ std::vector<lsp::Diagnostic> AnalysisFeature::diagnostics(const TextDocument& do
   const auto settings = hint_settings_of(context);
   report_problems(settings.problems, context);
   const auto analysed = analysis_of(document, context);  // analysed even without hints: lenses and hovers read it
-  if (!analysed || !settings.enabled) return {};
+  if (!analysed) return {};
   // A build superseded while it analysed stops before rendering its hints.
   engine::throw_if_cancelled(context.request_cancel);
-  return hint_diagnostics(document, analysed->analysis, settings, context.encoding, recipe_links_);
+  // Malformed annotations are shown even with hints off: Profile and Optimize refuse them.
+  auto annotations = annotation_diagnostics(document, analysed->analysis, context.encoding);
+  if (!settings.enabled) return annotations;
+  auto out = hint_diagnostics(document, analysed->analysis, settings, context.encoding, recipe_links_);
+  out.insert(out.end(), annotations.begin(), annotations.end());
+  return out;
 }
 
 std::optional<lsp::Hover> AnalysisFeature::hover(const TextDocument& document, const lsp::Position& position,

@@ -2,6 +2,7 @@
 
 #include "server/features/analysis_symbols.h"
 #include "server/features/hint_fixes.h"
+#include "server/features/launch_contract_action.h"
 
 namespace hiera::server {
 
@@ -100,6 +101,9 @@ std::vector<lsp::CodeAction> list_actions(const TextDocument& document, const an
       data["action"] = verb;
       out.push_back(listed(symbol_title(verb, data), kind, data));
     }
+    if (symbol->kind == SymbolKind::Kernel && wanted(only, "source")) {
+      if (auto contract = launch_contract_action(document, a, symbol->name, base)) out.push_back(std::move(*contract));
+    }
   }
   return out;
 }
@@ -118,6 +122,7 @@ lsp::CodeAction resolve_action(lsp::CodeAction action, const TextDocument& docum
                                   json::array({symbol_argument(document.uri(), document.version(), symbol, kind)})};
     return action;
   }
+  if (verb == kLaunchContractAction) return resolve_launch_contract(std::move(action), document, a, encoding, document_changes);
   if (verb != "fix" && verb != "explain") throw RpcError(ErrorCode::InvalidParams, "codeAction/resolve: unknown action '" + verb + "'");
   const auto index = field<std::size_t>(data, "hint");
   const auto rule = field<std::string>(data, "rule");

@@ -140,3 +140,29 @@ TEST(AnalyzeCommand, InvalidUtf8InAKernelNameIsReplacedNotFatal) {
 }
 
 }  // namespace
+
+TEST(AnalyzeCommand, MalformedAnnotationsAreProblemsInTheWordsOfOptimize) {
+  const hiera::testing::TempDirectory dir("hiera-analyze-");
+  const auto file = dir.path() / "bad.cu";
+  std::ofstream(file) << "// hiera: size N=1024\n"
+                         "// hiera: arg x in float32[N]\n"
+                         "// hiera: launch grid=N/256\n"
+                         "__global__ void first(float* x) { x[threadIdx.x] = 0; }\n";
+  const auto text = run_process({HIERA_BIN, "analyze", file.string(), "--gpu", "none"}, "");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(", 0 hints, 4 problems\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nproblems\n"
+                          "  1:1     launch contract: no arguments: annotate each kernel parameter, in order, e.g. "
+                          "'// hiera: arg x input float32[N]'\n"
+                          "  1:1     launch contract: no launch geometry: '// hiera: launch grid=(N+255)/256 block=256'\n"
+                          "  2:17    unknown role 'in' (input, output, inout, scalar)\n"
+                          "  3:11    launch needs block=...\n"),
+            std::string::npos)
+      << text.out;
+  const auto r = run_process({HIERA_BIN, "analyze", file.string(), "--json", "--gpu", "none"}, "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json problems = json::parse(r.out)["problems"];
+  ASSERT_EQ(problems.size(), 4u) << problems.dump();
+  EXPECT_EQ(problems[2], (json{{"message", "unknown role 'in' (input, output, inout, scalar)"},
+                               {"range", {{"start", {{"line", 1}, {"character", 16}}}, {"end", {{"line", 1}, {"character", 18}}}}}}));
+}

@@ -198,7 +198,7 @@ TEST_F(AnalysisFeatureTest, DisabledRulesAreDropped) {
   EXPECT_EQ(published["diagnostics"][0]["code"], "cuda.missing_restrict");
   // A disabled rule offers no actions either: on the launch, only the launched kernel's.
   EXPECT_EQ(titles(actions(kCuUri, range(8, 2, 8, 2))),
-            (std::vector<std::string>{"Optimize kernel saxpy", "Profile kernel saxpy", "Show task spec for saxpy"}));
+            (std::vector<std::string>{"Optimize kernel saxpy", "Profile kernel saxpy", "Show task spec for saxpy", "Add launch contract"}));
 }
 
 TEST_F(AnalysisFeatureTest, SeverityOverridesReplaceTheRuleDefault) {
@@ -488,7 +488,7 @@ TEST_F(AnalysisFeatureTest, ActionsInAKernelListOptimizeProfileAndSpecResolvedTo
   start();
   open(kCuUri, "cuda-cpp", kCu, 3);
   const json listed = actions(kCuUri, range(3, 4, 3, 4));
-  EXPECT_EQ(titles(listed), (std::vector<std::string>{"Optimize kernel saxpy", "Profile kernel saxpy", "Show task spec for saxpy"}));
+  EXPECT_EQ(titles(listed), (std::vector<std::string>{"Optimize kernel saxpy", "Profile kernel saxpy", "Show task spec for saxpy", "Add launch contract"}));
   // Listing is cheap: no command yet, only data.
   for (const auto& a : listed) EXPECT_FALSE(a.contains("command")) << a.dump();
   EXPECT_EQ(listed[0]["kind"], "refactor.rewrite");
@@ -504,7 +504,7 @@ TEST_F(AnalysisFeatureTest, ActionsInAKernelListOptimizeProfileAndSpecResolvedTo
   EXPECT_EQ(titles(actions(kCuUri, range(8, 4, 8, 4), json{"refactor"})), std::vector<std::string>{"Optimize kernel saxpy"});
   EXPECT_EQ(titles(actions(kCuUri, range(8, 27, 8, 27))),
             (std::vector<std::string>{"Explain hint cuda.block_size", "Optimize kernel saxpy", "Profile kernel saxpy",
-                                      "Show task spec for saxpy"}));
+                                      "Show task spec for saxpy", "Add launch contract"}));
 }
 
 TEST_F(AnalysisFeatureTest, ActionsInAModuleNameItsForward) {
@@ -522,7 +522,7 @@ TEST_F(AnalysisFeatureTest, AHintUnderTheCursorOffersItsQuickFixAndItsExplanatio
   open(kCuUri, "cuda-cpp", kCu, 5);
   const json listed = actions(kCuUri, range(2, 40, 2, 40));
   EXPECT_EQ(titles(listed), (std::vector<std::string>{"Declare `float* x` const __restrict__", "Explain hint cuda.missing_restrict",
-                                                      "Optimize kernel saxpy", "Profile kernel saxpy", "Show task spec for saxpy"}));
+                                                      "Optimize kernel saxpy", "Profile kernel saxpy", "Show task spec for saxpy", "Add launch contract"}));
   const json& fix = listed[0];
   EXPECT_EQ(fix["kind"], "quickfix");
   EXPECT_EQ(fix["isPreferred"], true);
