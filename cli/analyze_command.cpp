@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/facade/analysis_output.h"
+#include "engine/facade/annotation_contracts.h"
 #include "engine/facade/document_analysis.h"
 #include "engine/facade/estimates.h"
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "engine/plan/units.h"
-#include "engine/spec/annotation_problems.h"
 
 namespace hiera::cli {
 
