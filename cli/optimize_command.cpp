@@ -31,14 +31,25 @@ extern "C" void on_interrupt(int) {
 
 }  // namespace
 
+std::string no_gpu_advice(const engine::facade::NoGpu& refusal) {
+  return std::string(refusal.what()) +
+         ". Optimizing needs a GPU worker: --worker ssh://gpu-host (a host with a GPU and hiera installed), "
+         "--worker slurm:PARTITION,gres=gpu:1, or worker.command in .hiera/config.json; or ask for a CPU run with "
+         "--device cpu (PyTorch-operator candidates only, timed on the CPU)";
+}
+
 CLI::App* add_optimize_command(CLI::App& app, OptimizeArgs& args) {
   auto* cmd = app.add_subcommand("optimize", "Optimize FILE[::SYMBOL] (a PyTorch module or a CUDA kernel) from the terminal");
   cmd->add_option("target", args.target, "FILE[::SYMBOL]: a KernelBench-format .py module or a .cu kernel")->required();
   add_optimizer_options(*cmd, args.optimizer, "Copies of the default worker command");
+  cmd->add_option("--device", args.optimizer.device,
+                  "gpu: the run needs a worker with a GPU and stops before it starts without one; cpu: a CPU run, "
+                  "PyTorch-operator candidates only (default: the configuration's worker.device, else gpu)")
+      ->check(CLI::IsMember({"gpu", "cpu"}));
   cmd->add_option("--json", args.json_out, "Write the result as JSON to this file");
   cmd->add_option("--report", args.report_out, "Write the Markdown report to this file");
   cmd->add_flag("--quiet", args.quiet, "No progress on stderr");
-  cmd->footer("Exit codes: 0 improved, 3 no improvement found, 1 error, 130 cancelled.");
+  cmd->footer("Exit codes: 0 improved, 3 no improvement found, 4 no GPU (and no --device cpu), 1 error, 130 cancelled.");
   return cmd;
 }
 
@@ -75,9 +86,19 @@ int run_optimize(const OptimizeArgs& args, const char* argv0) {
   engine::CancellationToken cancel;
   g_cancel = &cancel;
   std::signal(SIGINT, on_interrupt);
-  const auto result = hiera_engine.run(engine_config, request, [&](const engine::optimize::OptimizeProgress& p) {
-    if (!args.quiet) progress.update(p);
-  }, cancel);
+  engine::optimize::OptimizeResult result;
+  try {
+    result = hiera_engine.run(engine_config, request, [&](const engine::optimize::OptimizeProgress& p) {
+      if (!args.quiet) progress.update(p);
+    }, cancel);
+  } catch (const engine::facade::NoGpu& refusal) {
+    std::signal(SIGINT, SIG_DFL);
+    g_cancel = nullptr;
+    progress.finish();
+    hiera_engine.shutdown();
+    std::cerr << "hiera optimize: " << no_gpu_advice(refusal) << std::endl;
+    return kExitNoGpu;
+  }
   std::signal(SIGINT, SIG_DFL);
   g_cancel = nullptr;
   progress.finish();

@@ -1,5 +1,7 @@
 #include "engine/facade/engine.h"
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <utility>
 
@@ -33,6 +35,7 @@ std::string config_key(const EngineConfig& config) {
               {"runs_dir", a.runs_dir},
               {"knowledge_dir", a.knowledge_dir},
               {"target_gpu", a.target_gpu},
+              {"device", a.device},
               {"configuration", config.configuration}};
   if (a.endpoint) {
     const auto& e = *a.endpoint;
@@ -58,6 +61,26 @@ bool has_allocations(const eval::WorkerPoolOptions& pool) {
     if (a) return true;
   }
   return false;
+}
+
+// NoGpu when the workers, their handshakes in, have no GPU among them. A
+// worker still starting after two minutes (or cancelled) leaves it to the
+// run's probe, as does an allocation (its workers start when it runs).
+void require_gpu(eval::WorkerPool& pool, const eval::WorkerPoolOptions& options, const CancellationToken& cancel) {
+  if (has_allocations(options)) return;
+  std::vector<eval::WorkerStatus> workers;
+  for (int slice = 0; slice < 480 && !cancel.cancelled(); ++slice) {
+    workers = pool.wait_started(std::chrono::milliseconds(250));
+    if (std::none_of(workers.begin(), workers.end(), [](const auto& w) { return w.state == eval::WorkerState::Starting; })) break;
+  }
+  std::string answered;
+  for (const auto& w : workers) {
+    if (w.state == eval::WorkerState::Starting) return;
+    if (!w.hello) continue;
+    if (w.hello->device) return;
+    answered += (answered.empty() ? "" : ", ") + eval::describe_command(w.command);
+  }
+  if (!answered.empty()) throw NoGpu("no GPU: no worker has one (" + answered + " answered without a CUDA device)");
 }
 
 // Whether a pool started for `before` serves `after` unchanged.
@@ -197,6 +220,7 @@ optimize::OptimizeResult Engine::run(const EngineConfig& config, const RunReques
   options.target = request.target;
   if (request.spec_configuration) options.configuration = *request.spec_configuration;
   options.measure_only = request.measure_only;
+  if (!state->setup.cpu_run) require_gpu(*pool_of(*state), state->setup.pool, cancel);
   return run_on(state, options, progress, cancel);
 }
 

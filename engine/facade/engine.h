@@ -31,6 +31,7 @@
 #include "engine/bench/bench_runner.h"
 #include "engine/common/cancellation.h"
 #include "engine/eval/allocation_notices.h"
+#include "engine/facade/no_gpu.h"
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/optimize/optimize_progress.h"
 #include "engine/optimize/optimize_result.h"
@@ -104,7 +105,8 @@ class Engine {
   // configure(config), then optimize() with the setup's options and the
   // request's target, spec configuration and measure_only, atomically: a
   // concurrent configure() does not change what this run uses. Throws what
-  // configure() throws.
+  // configure() throws, and NoGpu (no_gpu.h) before the run when every worker
+  // that answered its handshake has no GPU and no CPU run was asked for.
   optimize::OptimizeResult run(const EngineConfig& config, const RunRequest& request,
                                const optimize::ProgressCallback& progress = {}, const CancellationToken& cancel = {});
 

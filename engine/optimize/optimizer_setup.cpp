@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include <wordexp.h>
 
@@ -235,6 +236,18 @@ OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const json& 
   options.runs_dir = !args.runs_dir.empty() ? std::filesystem::path(args.runs_dir)
                                             : std::filesystem::path(config.value("runs_dir", default_runs_dir.string()));
   options.target_gpu = !args.target_gpu.empty() ? args.target_gpu : config.value("target_gpu", std::string("h200"));
+
+  std::string device = args.device;
+  const json worker = config.value("worker", json::object());
+  if (device.empty() && worker.is_object() && worker.contains("device")) {
+    const json& value = worker["device"];
+    device = value.is_string() ? value.get<std::string>() : value.dump();
+  }
+  if (device.empty()) device = "gpu";
+  if (device != "gpu" && device != "cpu") {
+    throw std::invalid_argument("device: '" + device + "' is not a device; accepted: gpu (a GPU worker, the default), cpu (a CPU run)");
+  }
+  setup.cpu_run = device == "cpu";
 
   setup.proposers = make_proposers(args, config, *setup.knowledge, options.runs_dir);
   setup.pool = worker_pool_options(args, config, exe, name);

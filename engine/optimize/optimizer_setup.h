@@ -41,6 +41,10 @@ struct OptimizerSetupArgs {
   std::string runs_dir;
   std::string knowledge_dir;
   std::string target_gpu;
+  // "cpu": a CPU run, asked for (--device cpu, worker.device); "gpu": a run
+  // needs a worker with a GPU and is refused without one; "": the
+  // configuration's worker.device, else "gpu".
+  std::string device;
   // Where worker allocations' news goes (a Slurm job submitted, pending,
   // running, cancelled): subscribe before make_optimizer_setup, which posts
   // the first. Unset: each line on stderr, after the front end's name.
@@ -72,6 +76,7 @@ struct OptimizerSetup {
   std::vector<std::shared_ptr<propose::Proposer>> proposers;
   eval::WorkerPoolOptions pool;  // with configured_secrets: workers never see or repeat them
   OptimizeOptions options;  // every field but the target
+  bool cpu_run = false;     // a CPU run was asked for: the front end runs without a GPU worker
 };
 
 // `name` prefixes the knowledge base's problems on stderr ("hiera optimize").
@@ -81,7 +86,7 @@ struct OptimizerSetup {
 // shutdown; so does destroying the setup unused).
 // Throws std::runtime_error: an unknown llm endpoint name, a bad worker command
 // line (llm::EndpointError, a std::runtime_error, for a bad endpoint);
-// std::invalid_argument: a bad worker spec; std::runtime_error: sbatch refused.
+// std::invalid_argument: a bad worker spec or device; std::runtime_error: sbatch refused.
 OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const nlohmann::json& config,
                                     const std::filesystem::path& exe, const std::string& name,
                                     const std::filesystem::path& default_runs_dir);

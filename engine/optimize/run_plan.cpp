@@ -38,10 +38,12 @@ PhaseResult<RunPlan> make_run_plan(RunContext& run, const ReferenceFacts& facts,
   run.budget = options.budget.value_or(static_cast<int>(spec.candidate_budget().value_or(kDefaultBudget)));
   run.time_limit_s = options.time_limit_s.value_or(spec.time_budget_s().value_or(kDefaultTimeLimitS));
   out.context = plan_context(spec, run.budget);
+  out.context.cuda = facts.device == "cuda";  // a CPU run plans no CUDA-only space
   plan::Plan& plan = out.plan;
   plan = plan::make_plan(facts.regions, facts.ceilings, out.context, knowledge.recipes);
+  out.context = plan.context;
   for (const auto& d : plan.decisions) run.decide(d);
-  if (plan.steps.empty() && !plan.at_speed_of_light) {
+  if (plan.steps.empty() && !plan.at_speed_of_light && !out.context.allowed_spaces.empty()) {
     // No recipe fits any region: the proposers still get the whole module in the cheapest allowed space.
     plan::PlanStep step;
     step.region = facts.regions.front().name;

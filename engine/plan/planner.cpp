@@ -7,6 +7,7 @@
 
 #include "engine/plan/allowance.h"
 #include "engine/plan/budget.h"
+#include "engine/plan/device_spaces.h"
 #include "engine/plan/recipe_selection.h"
 #include "engine/plan/units.h"
 
@@ -198,12 +199,14 @@ std::string priority_line(std::size_t rank, const Candidate& candidate) {
 
 }  // namespace
 
-Plan make_plan(const std::vector<Region>& regions, const Ceilings& ceilings, const PlanContext& context,
+Plan make_plan(const std::vector<Region>& regions, const Ceilings& ceilings, const PlanContext& requested,
                const std::vector<Recipe>& recipes) {
   Plan plan;
   plan.ceilings = ceilings;
-  plan.context = context;
+  plan.context = requested;
   plan.decisions.push_back("roofline: " + describe(ceilings));
+  if (auto decision = restrict_to_device(plan.context); !decision.empty()) plan.decisions.push_back(std::move(decision));
+  const PlanContext& context = plan.context;
   if (regions.empty()) {
     plan.decisions.push_back("no regions: the profile shows no GPU time");
     return plan;

@@ -26,6 +26,7 @@ struct PlanContext {
   int stall_window = 4;                        // a space stops paying when its last N candidates...
   double min_gain = 0.02;                      // ...improved the best by less than this (or none was correct)
   double min_headroom_share = 0.02;            // regions whose headroom is a smaller share of the module are skipped
+  bool cuda = true;                            // false: a CPU run, S1 only (device_spaces.h)
 };
 
 struct RegionAnalysis {
@@ -60,7 +61,8 @@ struct Plan {
 // with no applicable recipe, and lays out one step per (region, space) from
 // the region's starting space on: the cheapest allowed space whose recipes
 // promise (expected_speedup_high) the speedup that reaches near_sol, or the
-// cheapest with a recipe when none does. Each step gets 2 candidates and the
+// cheapest with a recipe when none does. A CPU run (context.cuda false)
+// plans S1 only; plan.context holds the spaces it planned from. Each step gets 2 candidates and the
 // rest of the budget by its region's headroom; when the budget cannot give 2
 // to each, the last steps are dropped. Throws std::invalid_argument when a
 // region's measured time is not positive.

@@ -53,6 +53,13 @@ engine::optimize::OptimizerSetupArgs optimizer_args_from_settings(const json& se
       }
       args.workers = specs->get<std::vector<std::string>>();
     }
+    if (const json* device = member(*worker, "device")) {
+      // "": unset (a client's default), as no setting
+      if (!device->is_string() || (*device != "gpu" && *device != "cpu" && *device != "")) {
+        bad("worker.device", "must be \"gpu\" (a GPU worker, the default) or \"cpu\" (a CPU run), not " + device->dump());
+      }
+      args.device = device->get<std::string>();
+    }
     if (const json* count = member(*worker, "count")) {
       if (!count->is_number_integer() || count->get<int>() < 1 || count->get<int>() > 64) {
         bad("worker.count", "must be an integer from 1 to 64 (copies of the default worker)");

@@ -2,6 +2,8 @@
 // The editor's hiera settings, as far as the optimizer is concerned, mapped
 // onto the engine's OptimizerSetupArgs:
 //   worker.command: [argv...]  the worker to start (default: `<this hiera> worker`)
+//   worker.device: "gpu"|"cpu" "cpu": a CPU run, asked for; "gpu" (default): jobs
+//                              need a worker with a GPU and are refused without one
 //   gpu: "h200"                knowledge GPU id or usual name ("H200", "NVIDIA A100-SXM4-80GB",
 //                              any case: KnowledgeBase::gpu) for estimates where no GPU is probed
 //   llm: {endpoint, model, apiKeyEnv[, provider: "openai"|"anthropic", maxRetries]}

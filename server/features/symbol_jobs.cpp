@@ -112,7 +112,7 @@ JobResult optimize_job(const JobInputs& in, engine::facade::Engine& facade, cons
   JobResult out;
   out.report_path = report_of(result);
   const std::string report = out.report_path.empty() ? "" : "; report: " + out.report_path;
-  if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}};
+  if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}, JobState::Cancelled};
   if (result.reference_timing) store->put(measurement_of(result, uri, symbol, false));
   if (result.outcome == optimize::Outcome::Error) throw std::runtime_error(result.message + report);
   if (!result.improved()) {
@@ -120,6 +120,7 @@ JobResult optimize_job(const JobInputs& in, engine::facade::Engine& facade, cons
       throw std::runtime_error("the LLM endpoint did not answer: " + *reason + " (no verified improvement" + report + ")");
     }
     out.message = symbol + ": no verified improvement (" + result.message + ")" + report;
+    out.state = JobState::NoImprovement;
     return out;
   }
   // Only a result with passing evidence becomes an edit (improved() above).
@@ -139,6 +140,7 @@ JobResult optimize_job(const JobInputs& in, engine::facade::Engine& facade, cons
   out.edit = DocumentEdit{uri, in.symbol.document->version(), std::move(edits),
                           "hiera: optimized " + symbol + " (" + fixed(best.speedup, 2) + "x)", false};
   out.on_applied = [store, measurement = measurement_of(result, uri, symbol, true)] { store->put(measurement); };
+  out.state = JobState::Improved;
   return out;
 }
 
@@ -147,7 +149,7 @@ JobResult profile_job(const JobInputs& in, engine::facade::Engine& facade, const
   const auto result = run_optimizer(in, facade, true, client, job);
   JobResult out;
   out.report_path = report_of(result);
-  if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}};
+  if (result.outcome == optimize::Outcome::Cancelled) return {"cancelled", std::nullopt, out.report_path, {}, JobState::Cancelled};
   if (!result.reference_timing) {
     throw std::runtime_error(result.message + (out.report_path.empty() ? "" : "; report: " + out.report_path));
   }
@@ -155,6 +157,19 @@ JobResult profile_job(const JobInputs& in, engine::facade::Engine& facade, const
   store->put(m);
   out.message = in.symbol.symbol + ": " + significant(*m.median_ms) + " ms (p10-p90 " + significant(*m.p10_ms) + "-" +
                 significant(*m.p90_ms) + " ms) on " + m.gpu;
+  out.state = JobState::Measured;
+  return out;
+}
+
+// What a job without a GPU worker needs, in the settings' words.
+JobResult no_gpu_job(const std::string& symbol, const engine::facade::NoGpu& refusal) {
+  JobResult out;
+  out.state = JobState::NoGpu;
+  out.message = symbol + ": not started: " + refusal.what() +
+                ". Profiling and optimizing need a GPU worker: set worker.command to one (e.g. "
+                "[\"ssh://gpu-host\"], a host with a GPU and hiera installed) or list several in worker.specs "
+                "([\"ssh://gpu-host\", \"slurm:gpu,gres=gpu:1\"]); or ask for a CPU run with worker.device: \"cpu\" "
+                "(PyTorch-operator candidates only, timed on the CPU)";
   return out;
 }
 
@@ -215,8 +230,12 @@ json SymbolJobs::execute_command(const std::string& command, const json& argumen
   };
   const std::string id =
       context.jobs.start(title, [in, facade = engine_, store = measurements_, optimizing, client, refresh_lenses](JobContext& job) {
-        JobResult result =
-            optimizing ? optimize_job(*in, *facade, store, *client, job) : profile_job(*in, *facade, store, *client, job);
+        JobResult result;
+        try {
+          result = optimizing ? optimize_job(*in, *facade, store, *client, job) : profile_job(*in, *facade, store, *client, job);
+        } catch (const engine::facade::NoGpu& refusal) {
+          return no_gpu_job(in->symbol.symbol, refusal);  // nothing measured: the lenses stay as they are
+        }
         if (result.on_applied) {
           result.on_applied = [applied = std::move(result.on_applied), refresh_lenses] {
             applied();

@@ -13,6 +13,10 @@
 //   worker), answered as {"markdown", "path", "problems"}, written to
 //   <runs dir>/specs/<file>.<symbol>.md and shown (window/showDocument where
 //   the client has it, else window/showMessage with the path).
+// A job ends "improved", "no improvement", "measured" (Profile), "failed" or
+// "cancelled"; without a worker that has a GPU, and no worker.device "cpu"
+// asked for, it ends "no GPU" before it runs, shown with what to set
+// (worker.command / worker.specs, an ssh:// example, or the CPU run).
 // Every job runs on one engine facade (engine/facade/engine.h) kept for the
 // feature's life, the server's: its worker pool starts with the first job and
 // serves the jobs after it, restarted only when the settings give other

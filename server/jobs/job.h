@@ -29,12 +29,24 @@ struct DocumentEdit {
   bool needs_confirmation = false;  // ask the user before applying, where the client can
 };
 
+// The states a client sees (hiera.jobs): "running", then one of "done" (a job
+// with no optimizer verdict), "improved", "no improvement", "measured"
+// (Profile), "no GPU" (refused before it ran: no worker has a GPU and no CPU
+// run was asked for), "failed", "cancelled", "conflict" (its edit was not
+// applied: the document changed). Nothing that failed is reported as done.
+enum class JobState { Done, Running, Improved, NoImprovement, Measured, NoGpu, Failed, Cancelled, Conflict };
+const char* to_string(JobState state);
+
 struct JobResult {
   std::string message;  // the progress "end" message, e.g. "1.8x faster, verified"
-  std::optional<DocumentEdit> edit;
-  std::string report_path;  // a report the job wrote (hiera.jobs lists it); "" none
+  std::optional<DocumentEdit> edit{};
+  std::string report_path{};  // a report the job wrote (hiera.jobs lists it); "" none
   // Called once the client applied `edit` (not on a conflict or a refusal).
-  std::function<void()> on_applied;
+  std::function<void()> on_applied{};
+  // How the work ended when it returned (a throw is Failed): Done, Improved,
+  // NoImprovement, Measured or NoGpu. An edit that is then not applied makes
+  // it Conflict or Failed.
+  JobState state = JobState::Done;
 };
 
 class JobContext : public engine::ProgressSink {
@@ -44,9 +56,6 @@ class JobContext : public engine::ProgressSink {
 };
 
 using JobWork = std::function<JobResult(JobContext&)>;
-
-enum class JobState { Running, Succeeded, Failed, Cancelled, Conflict };
-const char* to_string(JobState state);
 
 struct JobStatus {
   std::string id;

@@ -10,8 +10,12 @@ namespace lsp = protocol::lsp;
 
 const char* to_string(JobState state) {
   switch (state) {
+    case JobState::Done: return "done";
     case JobState::Running: return "running";
-    case JobState::Succeeded: return "succeeded";
+    case JobState::Improved: return "improved";
+    case JobState::NoImprovement: return "no improvement";
+    case JobState::Measured: return "measured";
+    case JobState::NoGpu: return "no GPU";
     case JobState::Failed: return "failed";
     case JobState::Cancelled: return "cancelled";
     case JobState::Conflict: return "conflict";
@@ -210,10 +214,11 @@ void JobManager::run(const std::string& id, const std::string& title, const JobW
   const bool progress = begin_progress(id, title);
   Context context(*this, id, title, progress, token);
   JobResult result;
-  JobState state = JobState::Succeeded;
+  JobState state = JobState::Done;
   try {
     result = work(context);
-    if (token.cancelled()) state = JobState::Cancelled;
+    state = token.cancelled() ? JobState::Cancelled : result.state;
+    if (state == JobState::Running) state = JobState::Done;  // a job cannot end running
   } catch (const engine::Cancelled&) {
     state = JobState::Cancelled;
   } catch (const std::exception& e) {
@@ -225,9 +230,10 @@ void JobManager::run(const std::string& id, const std::string& title, const JobW
   }
   if (state == JobState::Cancelled) {
     result.message = "cancelled";
-  } else if (state == JobState::Succeeded && result.edit) {
+  } else if (result.edit && state != JobState::Failed && state != JobState::NoGpu) {
+    const JobState before = state;
     deliver(id, title, *result.edit, result, state);
-    if (state == JobState::Succeeded && result.on_applied) result.on_applied();
+    if (state == before && result.on_applied) result.on_applied();
   }
   if (result.message.empty()) result.message = to_string(state);
 
@@ -239,9 +245,12 @@ void JobManager::run(const std::string& id, const std::string& title, const JobW
   });
   if (progress) {
     client_.notify("$/progress", {{"token", id}, {"value", lsp::WorkDoneProgressEnd{result.message}}});
-  } else {
-    const auto type = state == JobState::Succeeded ? lsp::MessageType::Info : lsp::MessageType::Warning;
-    client_.show_message(type, "hiera: " + title + ": " + result.message);
+  }
+  // A refusal says what to set up: shown, not only in a progress report that fades.
+  if (!progress || state == JobState::NoGpu) {
+    const bool fine = state == JobState::Done || state == JobState::Improved || state == JobState::NoImprovement ||
+                      state == JobState::Measured;
+    client_.show_message(fine ? lsp::MessageType::Info : lsp::MessageType::Warning, "hiera: " + title + ": " + result.message);
   }
   {
     std::lock_guard lock(mutex_);

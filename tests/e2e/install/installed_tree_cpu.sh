@@ -56,7 +56,7 @@ HIERA_PYTHON="$py" "$prefix/bin/hiera" doctor >doctor.out 2>doctor.err || { cat 
 grep -q "^ok   knowledge: $prefix/share/hiera/knowledge (" doctor.out || { cat doctor.out; fail "doctor: not the installed knowledge"; }
 grep -qx "ok   worker: hiera-worker [0-9.]* ($prefix/bin/hiera worker)" doctor.out || { cat doctor.out; fail "doctor: not the installed worker"; }
 grep -qx "ok   python: $py, torch .*" doctor.out || { cat doctor.out; fail "doctor: no python with torch"; }
-HIERA_PYTHON="$py" "$prefix/bin/hiera" optimize noop_relu.py --llm none --budget 2 --workers 1 --quiet \
+HIERA_PYTHON="$py" "$prefix/bin/hiera" optimize noop_relu.py --llm none --budget 2 --workers 1 --device cpu --quiet \
   --json result.json >report.md 2>optimize.err
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || { tail -30 optimize.err; fail "hiera optimize exited $rc (0 or 3 expected)"; }

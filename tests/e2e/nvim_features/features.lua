@@ -171,7 +171,7 @@ local function run()
     cmd = { hiera_bin, 'lsp' },
     settings = {
       gpu = 'h200',
-      worker = { command = { hiera_bin, 'worker' } },
+      worker = { command = { hiera_bin, 'worker' }, device = 'cpu' },  -- a CPU run, asked for: else jobs need a GPU worker
       llm = { endpoint = llm.url, model = 'scripted-model', maxRetries = 0 },
       budget = { candidates = 1, minutes = 2 },
       runsDir = scratch .. '/runs',

@@ -113,6 +113,47 @@ local function run()
   check_eq('its first line', vim.api.nvim_buf_get_lines(0, 0, 1, false)[1], '# Task spec: 07_elementwise_chain.py::Model')
   vim.cmd('close')
 
+  -- A worker without a GPU and no CPU run asked for: the job stops before it
+  -- runs, "no GPU", and the warning says what to set.
+  local no_gpu = { fake_worker, '--device', 'none' }
+  vim.lsp.get_client_by_id(client_id).notify('workspace/didChangeConfiguration',
+    { settings = { hiera = { worker = { command = no_gpu } } } })
+  vim.api.nvim_set_current_buf(py)
+  vim.api.nvim_win_set_cursor(0, { 17, 8 })
+  local from = #notes + 1
+  vim.cmd('HieraProfile')
+  if not vim.wait(30000, function()
+    local job = progress.find('hiera-job-2')
+    return job ~= nil and job.done
+  end, 10) then fail('the refused profile job to end', notes_text() .. vim.inspect(progress.jobs)) end
+  local refusal = 'Model: not started: no GPU: no worker has one (' .. table.concat(no_gpu, ' ') ..
+    ' answered without a CUDA device). Profiling and optimizing need a GPU worker: set worker.command to one (e.g. ' ..
+    '["ssh://gpu-host"], a host with a GPU and hiera installed) or list several in worker.specs ' ..
+    '(["ssh://gpu-host", "slurm:gpu,gres=gpu:1"]); or ask for a CPU run with worker.device: "cpu" ' ..
+    '(PyTorch-operator candidates only, timed on the CPU)'
+  check_eq('the refused job ends with what to set', progress.find('hiera-job-2').end_message, refusal)
+  wait_for('the refusal shown', function()
+    for i = from, #notes do
+      if notes[i].msg == 'hiera: Profile Model: ' .. refusal then return true end
+    end
+    return false
+  end)
+  local shown
+  for i = from, #notes do
+    if notes[i].msg == 'hiera: Profile Model: ' .. refusal then shown = notes[i] end
+  end
+  check_eq('shown as a warning through vim.notify', shown.level, vim.log.levels.WARN)
+  from = #notes + 1
+  vim.cmd('HieraStatus')
+  local status
+  wait_for('the HieraStatus table', function()
+    for i = from, #notes do
+      if notes[i].msg:find('hiera jobs:', 1, true) then status = notes[i].msg end
+    end
+    return status ~= nil
+  end)
+  check('HieraStatus lists hiera-job-2 as no GPU', status:find('hiera%-job%-2%s+Profile Model%s+no GPU%s+') ~= nil, status)
+
   vim.lsp.stop_client(client_id)
   wait_for('the server to stop', function() return vim.lsp.get_client_by_id(client_id) == nil end)
 end

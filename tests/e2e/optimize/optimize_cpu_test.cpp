@@ -60,7 +60,8 @@ class OptimizeCpu : public ::testing::Test {
                                      std::to_string(budget),
                                      // The LLM path alone: the built-in proposer's candidates would interleave with the scripted replies.
                                      "--no-knowledge", "--config", config.string(), "--runs-dir", (dir_ / "runs").string(),
-                                     "--json", (dir_ / result).string(), "--report", (dir_ / "report.md").string()};
+                                     "--json", (dir_ / result).string(), "--report", (dir_ / "report.md").string(),
+                                     "--device", "cpu"};  // a CPU run, asked for: without it a run needs a GPU worker
     argv.insert(argv.end(), extra.begin(), extra.end());
     return run_process(argv, "", std::chrono::minutes(4));
   }

@@ -8,7 +8,8 @@
 // Options:
 //   --version V         the worker version it reports (default: this build's)
 //   --no-version-check  accept any engine version (to test the engine's own check)
-//   --device N          the device index it reports in hello (default 0)
+//   --device N          the device index it reports in hello (default 0); "none":
+//                       no device, as a worker without a GPU says
 //   --hello B           how it handles hello: ok (default), hang, die, garbage
 //   --ignore-shutdown   answer `shutdown` but keep running (until stdin closes)
 //   --ignore-eof        keep running when stdin closes
@@ -70,7 +71,7 @@ namespace protocol = hiera::protocol;
 struct Options {
   std::string version = hiera::kVersion;
   bool check_version = true;
-  int device = 0;
+  int device = 0;  // -1: none
   std::string hello = "ok";
   bool ignore_shutdown = false;
   bool ignore_eof = false;
@@ -113,7 +114,7 @@ std::string major_minor(const std::string& version) {
 json canned_hello(const Options& options) {
   return {{"worker_version", options.version},
           {"cuda", false},
-          {"device", {{"index", options.device}, {"name", "Fake GPU"}, {"cc", "9.0"}}},
+          {"device", options.device < 0 ? json(nullptr) : json{{"index", options.device}, {"name", "Fake GPU"}, {"cc", "9.0"}}},
           {"pytorch", nullptr}};
 }
 
@@ -349,7 +350,8 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--no-version-check") {
       options.check_version = false;
     } else if (arg == "--device") {
-      options.device = std::atoi(value().c_str());
+      const std::string device = value();
+      options.device = device == "none" ? -1 : std::atoi(device.c_str());
     } else if (arg == "--hello") {
       options.hello = value();
     } else if (arg == "--ignore-shutdown") {

@@ -13,6 +13,7 @@
 
 #include "engine/common/child_process.h"
 #include "protocol/framing.h"
+#include "annotated_kernel.h"
 #include "frame_assertions.h"
 #include "subprocess.h"
 
@@ -205,6 +206,32 @@ TEST(HieraCli, InvalidUtf8InAnAnnotationKeepsTheRunRecord) {
   EXPECT_NE(j["message"].get<std::string>().find("size expression 'N\xef\xbf\xbd'"), std::string::npos) << j["message"];
   std::ifstream out(dir / "out.json");
   EXPECT_EQ(json::parse(out)["outcome"], "error");
+  std::filesystem::remove_all(dir);
+}
+
+// Without a worker that has a GPU, hiera optimize stops before the run and
+// says what to give it (exit 4); --device cpu runs on that worker.
+TEST(HieraCli, OptimizeWithoutAGpuWorkerStopsUnlessACpuRunIsAskedFor) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-no-gpu-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "scale.cu") << hiera::testing::annotated_scale_kernel();
+  const std::string worker = std::string(HIERA_FAKE_WORKER) + " --device none";
+  const std::vector<std::string> argv = {HIERA_BIN, "optimize", (dir / "scale.cu").string(), "--quiet", "--llm", "none",
+                                         "--runs-dir", (dir / "runs").string(), "--worker", worker};
+  const auto refused = run_process(argv, "", std::chrono::seconds(60));
+  EXPECT_EQ(refused.exit_code, 4) << refused.err;
+  EXPECT_EQ(refused.out, "");
+  EXPECT_EQ(refused.err, "hiera optimize: no GPU: no worker has one (" + worker +
+                             " answered without a CUDA device). Optimizing needs a GPU worker: --worker ssh://gpu-host (a "
+                             "host with a GPU and hiera installed), --worker slurm:PARTITION,gres=gpu:1, or worker.command "
+                             "in .hiera/config.json; or ask for a CPU run with --device cpu (PyTorch-operator candidates "
+                             "only, timed on the CPU)\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "runs"));  // nothing ran
+  auto cpu = argv;
+  cpu.insert(cpu.end(), {"--device", "cpu"});
+  const auto ran = run_process(cpu, "", std::chrono::seconds(60));
+  EXPECT_EQ(ran.exit_code, 3) << ran.err;  // the fake worker's canned run: no candidate, no improvement
+  EXPECT_NE(ran.out.find("# hiera optimize: scale.cu::scale"), std::string::npos) << ran.out;
   std::filesystem::remove_all(dir);
 }
 

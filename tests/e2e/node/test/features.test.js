@@ -55,10 +55,11 @@ function startHiera() {
 }
 
 // The settings that run the optimizer on the CPU worker with one candidate
-// from the scripted LLM and nothing retried: a job takes a few seconds.
+// from the scripted LLM and nothing retried: a job takes a few seconds. The
+// CPU run is asked for (worker.device): without it a job needs a GPU worker.
 function optimizerSettings(llmUrl, runsDir) {
   return {
-    worker: { command: [h.hieraBin(), 'worker'] },
+    worker: { command: [h.hieraBin(), 'worker'], device: 'cpu' },
     llm: { endpoint: llmUrl, model: 'scripted-model', maxRetries: 0 },
     budget: { candidates: 1, minutes: 2 },
     runsDir,
@@ -136,13 +137,14 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
       ['Optimize kernel saxpy', 'refactor.rewrite'],
       ['Profile kernel saxpy', 'source'],
       ['Show task spec for saxpy', 'source'],
+      ['Add launch contract', 'source'],
     ]);
     assert.equal(listed[0].isPreferred, true);
     assert.deepEqual(listed[0].diagnostics, [restrict]);
     for (const action of listed) assert.ok(!action.edit && !action.command, `${action.title} is resolved lazily`);
     const resolved = [];
     for (const action of listed) resolved.push(await s.request('codeAction/resolve', action));
-    assert.deepEqual(resolved.slice(1).map((a) => a.command), [
+    assert.deepEqual(resolved.slice(1, 5).map((a) => a.command), [
       { title: 'Explain hint cuda.missing_restrict', command: 'hiera.explainHint', arguments: [{ hint: 0, rule: 'cuda.missing_restrict', uri: cu, version: 1 }] },
       { title: 'Optimize kernel saxpy', command: 'hiera.optimizeSymbol', arguments: saxpyArgs },
       { title: 'Profile kernel saxpy', command: 'hiera.profileSymbol', arguments: saxpyArgs },
@@ -154,6 +156,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
       ['Optimize kernel saxpy', 'refactor.rewrite'],
       ['Profile kernel saxpy', 'source'],
       ['Show task spec for saxpy', 'source'],
+      ['Add launch contract', 'source'],
     ]);
 
     // hiera.explainHint with the resolved arguments: the rule's explanation, and a one-line message.
@@ -321,9 +324,43 @@ test('Optimize Model.forward: progress, then the verified ModelNew inserted afte
     assert.equal(body.model, 'scripted-model');
     assert.ok(llm.requests[0].body.includes('rows = [torch.relu(self.linear(x[i:i + 1]))'), 'the prompt carries the reference');
 
-    // The job is listed as succeeded with the end message.
+    // The job is listed as improved with the end message.
     const jobs = await s.request('workspace/executeCommand', { command: 'hiera.jobs', arguments: [] });
-    assert.deepEqual(jobs.map((j) => [j.id, j.title, j.state, j.message]), [['hiera-job-1', 'Optimize Model', 'succeeded', end.message]]);
+    assert.deepEqual(jobs.map((j) => [j.id, j.title, j.state, j.message]), [['hiera-job-1', 'Optimize Model', 'improved', end.message]]);
+    assert.deepEqual(await s.shutdownAndExit(), { code: 0, signal: null });
+  });
+});
+
+test('without a GPU worker and no CPU run asked for, Profile and Optimize stop with "no GPU" and say what to set', { timeout: 60000, skip: missing || false }, async (t) => {
+  const dir = scratch(t);
+  // The real worker, kept from any GPU the machine has.
+  const worker = ['env', 'CUDA_VISIBLE_DEVICES=', h.hieraBin(), 'worker'];
+  await h.withSession(startHiera, async (s) => {
+    await s.initialize(h.fullCapabilities(), {
+      initializationOptions: { worker: { command: worker }, llm: {}, runsDir: path.join(dir, 'runs') },
+    });
+    const py = uriOf(path.join(dir, 'row_loop_mlp.py'));
+    await s.open(py, 'python', ROW_LOOP);
+    const expected = `Model: not started: no GPU: no worker has one (${worker.join(' ')} answered without a CUDA device). ` +
+      'Profiling and optimizing need a GPU worker: set worker.command to one (e.g. ["ssh://gpu-host"], a host with a GPU ' +
+      'and hiera installed) or list several in worker.specs (["ssh://gpu-host", "slurm:gpu,gres=gpu:1"]); or ask for a ' +
+      'CPU run with worker.device: "cpu" (PyTorch-operator candidates only, timed on the CPU)';
+    const jobs = [];
+    for (const [command, title] of [['hiera.profileSymbol', 'Profile Model'], ['hiera.optimizeSymbol', 'Optimize Model']]) {
+      const { jobId } = await s.request('workspace/executeCommand', {
+        command, arguments: [{ uri: py, version: 1, symbol: 'Model', kind: 'module' }],
+      });
+      assert.deepEqual(await s.waitForProgressEnd(jobId, 40000), { kind: 'end', message: expected });
+      // Shown, not only the end of a progress report.
+      const { event } = await s.waitFor((e) => e.method === 'window/showMessage' && e.params.message === `hiera: ${title}: ${expected}`,
+        { timeoutMs: 5000, what: `the shown refusal of ${title}` });
+      assert.equal(event.params.type, 2, 'a warning');
+      jobs.push([jobId, title, 'no GPU', expected]);
+    }
+    const listed = await s.request('workspace/executeCommand', { command: 'hiera.jobs', arguments: [] });
+    assert.deepEqual(listed.map((j) => [j.id, j.title, j.state, j.message]), jobs);
+    assert.deepEqual(s.requests('workspace/applyEdit'), []);
+    assert.equal(fs.existsSync(path.join(dir, 'runs')), false, 'nothing ran');
     assert.deepEqual(await s.shutdownAndExit(), { code: 0, signal: null });
   });
 });

@@ -111,7 +111,7 @@ test('code action → executeCommand → progress create/begin/report/end → ap
     const lenses = await s.request('textDocument/codeLens', { textDocument: { uri: CU } });
     assert.equal(lenses[0].command.title, 'hiera-test: 6 lines');
     const jobs = await s.request('workspace/executeCommand', { command: 'hiera.jobs', arguments: [] });
-    assert.deepEqual(jobs, [{ id: token, title: 'hiera test job', state: 'succeeded', message: 'done', percentage: 100 }]);
+    assert.deepEqual(jobs, [{ id: token, title: 'hiera test job', state: 'done', message: 'done', percentage: 100 }]);
     assert.deepEqual(await s.shutdownAndExit(), { code: 0, signal: null });
   }));
 

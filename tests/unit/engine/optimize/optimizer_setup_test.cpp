@@ -45,6 +45,23 @@ TEST(EngineOptimizerSetup, DefaultsToOneWorkerOfThisExecutablePerCount) {
   EXPECT_EQ(setup.options.runs_dir, "/r");
 }
 
+TEST(EngineOptimizerSetup, ACpuRunIsAskedForByTheArgsOrTheConfigurationsWorkerDevice) {
+  OptimizerSetupArgs args;
+  args.worker_count = 1;
+  args.llm = "none";
+  args.no_knowledge = true;
+  EXPECT_FALSE(make_optimizer_setup(args, json::object(), kExe, "test", "unused").cpu_run);  // a GPU by default
+  EXPECT_TRUE(make_optimizer_setup(args, {{"worker", {{"device", "cpu"}}}}, kExe, "test", "unused").cpu_run);
+  args.device = "gpu";  // the flag over the file
+  EXPECT_FALSE(make_optimizer_setup(args, {{"worker", {{"device", "cpu"}}}}, kExe, "test", "unused").cpu_run);
+  args.device = "cpu";
+  EXPECT_TRUE(make_optimizer_setup(args, json::object(), kExe, "test", "unused").cpu_run);
+  args.device = "";
+  EXPECT_EQ(hiera::testing::thrown_message<std::invalid_argument>(
+                [&] { make_optimizer_setup(args, {{"worker", {{"device", "tpu"}}}}, kExe, "test", "unused"); }),
+            "device: 'tpu' is not a device; accepted: gpu (a GPU worker, the default), cpu (a CPU run)");
+}
+
 TEST(EngineOptimizerSetup, AnEndpointGivenWholeAddsTheLlmProposerWithItsCacheInTheRunsDir) {
   OptimizerSetupArgs args;
   args.worker_count = 1;

@@ -210,6 +210,19 @@ TEST(PlannerTest, AContractThatAllowsS1OnlyGetsOneStepWithTheWholeBudget) {
                      "budget: 24 candidates over 1 step, 2 each and 22 more by headroom: linear+bias+gelu: S1 24"}));
 }
 
+TEST(PlannerTest, ACpuRunPlansS1OnlyAndNoWholeGraphStepInACudaSpace) {
+  PlanContext context;
+  context.cuda = false;
+  Plan plan = plan_fixture("gemm_bias_gelu_bf16_h200.json", context);
+  expect_steps(plan, {{"linear+bias+gelu", Space::S1, {"compile-epilogue-fusion", "addmm-bias-epilogue"}, 24}});
+  ASSERT_GE(plan.decisions.size(), 2u);
+  EXPECT_EQ(plan.decisions[1], "the run is on the CPU: S2, S3 left out (CUDA only); S1 (PyTorch operators) only");
+  EXPECT_EQ(plan.context.allowed_spaces, (std::vector<Space>{Space::S1}));
+  const auto graph_steps = lead_with_graph_steps(plan, 5);
+  ASSERT_EQ(graph_steps.size(), 1u);
+  EXPECT_EQ(graph_steps[0].space, Space::S1);
+}
+
 TEST(PlannerTest, ALastDimensionTheRecipeCannotTakeExcludesIt) {
   std::vector<Region> regions = fixture_regions("gemm_bias_gelu_bf16_h200.json");
   regions[0].last_dim = 4100;

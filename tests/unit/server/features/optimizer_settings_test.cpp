@@ -50,6 +50,13 @@ TEST(OptimizerSettings, WorkerSpecsAndCountSpreadJobsOverMoreWorkers) {
   EXPECT_TRUE(args.worker_argv.empty());
 }
 
+TEST(OptimizerSettings, WorkerDeviceAsksForACpuRunOrAGpu) {
+  EXPECT_EQ(optimizer_args_from_settings({{"worker", {{"device", "cpu"}}}}, "/p").device, "cpu");
+  EXPECT_EQ(optimizer_args_from_settings({{"worker", {{"device", "gpu"}}}}, "/p").device, "gpu");
+  EXPECT_EQ(optimizer_args_from_settings(json::object(), "/p").device, "");  // the configuration's, else gpu
+  EXPECT_EQ(optimizer_args_from_settings({{"worker", {{"device", ""}}}}, "/p").device, "");  // a client's "default"
+}
+
 TEST(OptimizerSettings, BadValuesAreNamed) {
   auto message = [](json settings) {
     return hiera::testing::thrown_message<std::invalid_argument>([&] { optimizer_args_from_settings(settings, "/p"); });
@@ -64,6 +71,8 @@ TEST(OptimizerSettings, BadValuesAreNamed) {
             "hiera settings: worker.specs must be a list of worker specs (ssh://host, slurm:..., or a command line)");
   EXPECT_EQ(message({{"worker", {{"count", 0}}}}),
             "hiera settings: worker.count must be an integer from 1 to 64 (copies of the default worker)");
+  EXPECT_EQ(message({{"worker", {{"device", "CPU0"}}}}),
+            "hiera settings: worker.device must be \"gpu\" (a GPU worker, the default) or \"cpu\" (a CPU run), not \"CPU0\"");
 }
 
 }  // namespace

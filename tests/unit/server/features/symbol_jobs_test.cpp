@@ -185,7 +185,7 @@ TEST_F(SymbolJobsTest, OptimizeReportsProgressAndEditsTheVersionItStartedFrom) {
   EXPECT_TRUE(saw_verified) << json(progress).dump(1);
 
   const json status = job_status(id);
-  EXPECT_EQ(status["state"], "succeeded");
+  EXPECT_EQ(status["state"], "improved");
   const std::string report = status["reportPath"];
   EXPECT_TRUE(fs::exists(report));
   EXPECT_EQ(progress.back(), (json{{"kind", "end"}, {"message", "scale: 2.00x faster on Fake GPU, verified; report: " + report}}));
@@ -278,6 +278,36 @@ TEST_F(SymbolJobsTest, ProfileMeasuresTheReferenceOnlyAndRecordsIt) {
   EXPECT_EQ(m->kernels[0].fraction, 1.0);
   EXPECT_FALSE(m->verified_speedup);
   EXPECT_TRUE(fs::exists(job_status(id)["reportPath"].get<std::string>()));
+}
+
+TEST_F(SymbolJobsTest, WithoutAGpuWorkerAJobStopsBeforeItRunsAndSaysWhatIsNeeded) {
+  json options = settings(llm.base_url());
+  options["worker"]["command"] = {HIERA_FAKE_WORKER, "--device", "none"};
+  start(full_capabilities(), options);
+  const std::string id = command("hiera.optimizeSymbol", symbol_arg())["result"]["jobId"];
+  answer(wait_method("window/workDoneProgress/create"), nullptr);
+  const std::string expected =
+      "scale: not started: no GPU: no worker has one (" + std::string(HIERA_FAKE_WORKER) +
+      " --device none answered without a CUDA device). Profiling and optimizing need a GPU worker: set worker.command to "
+      "one (e.g. [\"ssh://gpu-host\"], a host with a GPU and hiera installed) or list several in worker.specs "
+      "([\"ssh://gpu-host\", \"slurm:gpu,gres=gpu:1\"]); or ask for a CPU run with worker.device: \"cpu\" "
+      "(PyTorch-operator candidates only, timed on the CPU)";
+  EXPECT_EQ(progress_until_end().back(), (json{{"kind", "end"}, {"message", expected}}));
+  const json shown = wait_method("window/showMessage");
+  EXPECT_EQ(shown["params"], (json{{"type", 2}, {"message", "hiera: Optimize scale: " + expected}}));
+  EXPECT_EQ(job_status(id)["state"], "no GPU");
+  EXPECT_FALSE(store->get(uri, "scale"));  // nothing ran, nothing measured
+  EXPECT_EQ(llm.request_count(), 0u);
+}
+
+TEST_F(SymbolJobsTest, AskedForACpuRunAJobRunsOnAWorkerWithoutAGpu) {
+  json options = settings(llm.base_url());
+  options["worker"] = {{"command", {HIERA_FAKE_WORKER, "--device", "none"}}, {"device", "cpu"}};
+  start(full_capabilities(), options);
+  const std::string id = command("hiera.profileSymbol", symbol_arg())["result"]["jobId"];
+  answer(wait_method("window/workDoneProgress/create"), nullptr);
+  EXPECT_EQ(progress_until_end().back()["message"], "scale: 0.1 ms (p10-p90 0.095-0.11 ms) on Fake GPU");  // the canned probe's
+  EXPECT_EQ(job_status(id)["state"], "measured");
 }
 
 TEST_F(SymbolJobsTest, JobsReuseTheServersWorkerPool) {

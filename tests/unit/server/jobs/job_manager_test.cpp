@@ -87,7 +87,37 @@ TEST_F(JobManagerTest, ReportsProgressInOrderAndAppliesAVersionedEdit) {
   EXPECT_EQ(change["textDocument"], (json{{"uri", "file:///a.cu"}, {"version", 3}}));
   EXPECT_EQ(change["edits"][0]["newText"], "// hi\n");
   EXPECT_EQ(log[4]["params"]["value"], (json{{"kind", "end"}, {"message", "done"}}));
-  EXPECT_EQ(jobs->job(id)->state, JobState::Succeeded);
+  EXPECT_EQ(jobs->job(id)->state, JobState::Done);
+}
+
+TEST(JobStateText, NamesEachOutcomeAndNeverSucceeded) {
+  const std::vector<std::pair<JobState, std::string>> expected = {
+      {JobState::Done, "done"},          {JobState::Running, "running"},   {JobState::Improved, "improved"},
+      {JobState::NoImprovement, "no improvement"}, {JobState::Measured, "measured"}, {JobState::NoGpu, "no GPU"},
+      {JobState::Failed, "failed"},      {JobState::Cancelled, "cancelled"}, {JobState::Conflict, "conflict"}};
+  for (const auto& [state, text] : expected) EXPECT_EQ(to_string(state), text);
+}
+
+TEST_F(JobManagerTest, TheWorksOwnVerdictIsTheState) {
+  const auto none = jobs->start("t", [](JobContext&) { return JobResult{"nothing faster", std::nullopt, "", {}, JobState::NoImprovement}; });
+  const auto improved = jobs->start("t", [](JobContext&) { return JobResult{"2x", header_edit(3), "", {}, JobState::Improved}; });
+  jobs->wait_idle();
+  EXPECT_EQ(jobs->job(none)->state, JobState::NoImprovement);
+  EXPECT_EQ(jobs->job(none)->message, "nothing faster");
+  EXPECT_EQ(jobs->job(improved)->state, JobState::Improved);
+}
+
+TEST_F(JobManagerTest, ANoGpuRefusalIsShownEvenWithProgressAndSendsNoEdit) {
+  const auto id = jobs->start("Optimize m", [](JobContext&) {
+    return JobResult{"m: not started: no GPU", header_edit(3), "", {}, JobState::NoGpu};
+  });
+  jobs->wait_idle();
+  EXPECT_EQ(jobs->job(id)->state, JobState::NoGpu);
+  EXPECT_EQ(client.methods(), (std::vector<std::string>{"window/workDoneProgress/create", "$/progress", "$/progress",
+                                                        "window/showMessage"}));
+  auto log = client.log();
+  EXPECT_EQ(log[2]["params"]["value"], (json{{"kind", "end"}, {"message", "m: not started: no GPU"}}));
+  EXPECT_EQ(log[3]["params"], (json{{"type", 2}, {"message", "hiera: Optimize m: m: not started: no GPU"}}));
 }
 
 TEST_F(JobManagerTest, AnEditForAChangedDocumentIsNeverSent) {
