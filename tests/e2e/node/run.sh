@@ -31,11 +31,11 @@ if [ "${1:-}" = features ]; then
     echo "SKIP: no python3 that imports torch (set HIERA_PYTHON, or apt-get install python3-torch)"
     exit 77
   fi
-  exec node --test test/features.test.js
+  exec node --test test/features.test.js test/launch_contract.test.js
 fi
 : "${HIERA_TEST_LSP:?HIERA_TEST_LSP must name the hiera-test-lsp binary}"
 set --
 for file in test/*.test.js; do
-  [ "$file" = test/features.test.js ] || set -- "$@" "$file"
+  case "$file" in test/features.test.js | test/launch_contract.test.js) ;; *) set -- "$@" "$file" ;; esac
 done
 exec node --test "$@"
