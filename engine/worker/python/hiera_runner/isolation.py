@@ -311,7 +311,7 @@ class CandidateProcess(object):
     def calibrate(self, staged, rounds, flush):
         """Before the candidate is loaded: (wall - reported) of timed probe
         calls, the gap the harness itself puts between the candidate's clock
-        and ours (context switch, launch, the exchange). Median, in ms."""
+        and ours (context switch, launch, the exchange). Sorted, in ms."""
         descs, fds, _ = staged
         gaps = []
         for _ in range(rounds):
@@ -325,7 +325,7 @@ class CandidateProcess(object):
                 raise self._broke("calibrate", "the calibration call failed: %s" % self._text(reply.get("message")))
             gaps.append(wall - float(elapsed))
         gaps.sort()
-        return gaps[len(gaps) // 2]
+        return gaps
 
     def release_outputs(self):
         """Closes the mappings of the candidate's outputs (before its next
@@ -439,7 +439,7 @@ class CandidateProcess(object):
         rss = _rss_bytes(self.proc.pid)
         if rss is not None and rss > self.limit:
             self._kill()
-            raise CandidateFailure("runtime", "the candidate process used %.1f GiB of host memory, over its limit of "
+            raise CandidateFailure("runtime", "the candidate process (with its children) used %.1f GiB of host memory, over its limit of "
                                    "%.1f GiB (HIERA_CANDIDATE_MEMORY_BYTES)" % (rss / 2.0 ** 30, self.limit / 2.0 ** 30))
 
     def _recv(self, timeout, where):
@@ -517,6 +517,17 @@ def _encode_value(v):
 
 
 def _rss_bytes(pid):
+    """Resident host memory of `pid` and its descendants (a candidate's
+    torch.compile workers are its children); None when `pid` is gone."""
+    total = _own_rss_bytes(pid)
+    if total is None:
+        return None
+    for child in _descendants(pid):
+        total += _own_rss_bytes(child) or 0
+    return total
+
+
+def _own_rss_bytes(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
@@ -525,6 +536,27 @@ def _rss_bytes(pid):
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def _descendants(pid, limit=4096):
+    """Through /proc/PID/task/TID/children (Linux 3.5+, CONFIG_PROC_CHILDREN);
+    nothing where the kernel does not list children."""
+    found, todo = [], [pid]
+    while todo and len(found) < limit:
+        p = todo.pop()
+        try:
+            tasks = os.listdir("/proc/%d/task" % p)
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open("/proc/%d/task/%s/children" % (p, tid)) as f:
+                    kids = [int(k) for k in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            todo.extend(kids)
+    return found
 
 
 def _wait_exit(proc, seconds):

@@ -187,7 +187,7 @@ class CompileCacheSeparationTest(unittest.TestCase):
                 self.assertTrue(path.startswith(os.path.realpath(os.path.join(scratch, "c1")) + os.sep), (var, path))
                 self.assertFalse((path + os.sep).startswith(os.path.realpath(trusted) + os.sep), (var, path))
                 self.assertNotEqual(path, os.path.realpath(os.environ[var]))
-            self.assertEqual(env["TORCHINDUCTOR_COMPILE_THREADS"], "1")
+            self.assertEqual(env["TORCHINDUCTOR_COMPILE_THREADS"], str(sandbox.compile_threads()))
             # Two candidate processes never share a compile cache.
             other = sandbox.environment(os.path.join(scratch, "c2"), shared, base=dict(os.environ))
             self.assertNotEqual(other["TORCHINDUCTOR_CACHE_DIR"], env["TORCHINDUCTOR_CACHE_DIR"])
@@ -203,7 +203,7 @@ class CompileCacheSeparationTest(unittest.TestCase):
         for path in (inductor, triton):
             self.assertTrue(path.startswith(os.path.join(tempfile.gettempdir(), "hiera-candidates-")), message)
             self.assertFalse(path.startswith(trusted), message)
-        self.assertEqual(threads, "1")
+        self.assertEqual(threads, str(sandbox.compile_threads()))
 
         poison = os.path.join(trusted, "inductor", "poison.py")
         r = ev.evaluate(params(PROBE_WRITE % trusted))
@@ -218,6 +218,46 @@ class CompileCacheSeparationTest(unittest.TestCase):
         self.assertNotIn("took the write", message)
         self.assertTrue("Read-only file system" in message or "Permission denied" in message, message)
         self.assertFalse(os.path.exists(poison), message)
+
+class CompileThreadsTest(unittest.TestCase):
+    def test_the_setting_else_the_cores_up_to_eight(self):
+        self.assertEqual(sandbox.compile_threads({"HIERA_CANDIDATE_COMPILE_THREADS": "3"}), 3)
+        self.assertEqual(sandbox.compile_threads({"HIERA_CANDIDATE_COMPILE_THREADS": "0"}), 1)
+        self.assertEqual(sandbox.compile_threads({}), max(1, min(8, os.cpu_count() or 1)))
+        with self.assertRaisesRegex(ValueError, "HIERA_CANDIDATE_COMPILE_THREADS must be a whole number.*'many'"):
+            sandbox.compile_threads({"HIERA_CANDIDATE_COMPILE_THREADS": "many"})
+        env = sandbox.environment("/tmp/s", "/tmp/c", base={"HIERA_CANDIDATE_COMPILE_THREADS": "5"})
+        self.assertEqual(env["TORCHINDUCTOR_COMPILE_THREADS"], "5")
+
+
+class ProcessTreeMemoryTest(unittest.TestCase):
+    def test_the_watch_counts_the_memory_of_the_processes_children(self):
+        # A child holding 200 MiB (compile workers are a candidate's children): the
+        # tree's resident memory includes it; the parent's own does not.
+        import subprocess
+        import sys
+        import time
+        child = subprocess.Popen([sys.executable, "-c",
+                                  "import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', "
+                                  "'b = bytearray(200 << 20); import sys; sys.stdin.read()'], stdin=subprocess.PIPE);"
+                                  " print(p.pid, flush=True); sys.stdin.read()"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            grandchild = int(child.stdout.readline())
+            self.assertEqual(isolation._descendants(child.pid), [grandchild])
+            deadline = time.time() + 10
+            while (isolation._own_rss_bytes(grandchild) or 0) < (200 << 20) and time.time() < deadline:
+                time.sleep(0.05)
+            own = isolation._own_rss_bytes(child.pid)
+            tree = isolation._rss_bytes(child.pid)
+            self.assertGreaterEqual(tree - own, 200 << 20)
+        finally:
+            child.kill()
+            child.wait()
+            child.stdin.close()
+            child.stdout.close()
+        self.assertIsNone(isolation._rss_bytes(child.pid))
+
 
 if __name__ == "__main__":
     unittest.main()

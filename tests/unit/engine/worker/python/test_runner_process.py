@@ -106,7 +106,9 @@ class RunnerSessionTest(unittest.TestCase):
         self.assertEqual(result["timing"]["candidate"]["trials"], 3)
         self.assertEqual(set(result["timing"]), {"reference", "candidate", "speedup", "boundary"})
         self.assertEqual(set(result["timing"]["boundary"]), {"candidate_wall_median_ms", "exchange_median_ms",
-                                                               "harness_gap_ms", "events_median_ms", "wall_spread_ms"})
+                                                               "harness_gap_ms", "events_median_ms", "wall_spread_ms",
+                                                               "trusted_noise_ms", "unexplained_median_ms",
+                                                               "load_delay_median_ms"})
         self.assertEqual(result["sandbox"]["dies_with_parent"], "in force")
         self.assertEqual(set(result["phases_ms"]), {"reference_load", "candidate_start", "calibration", "candidate_load",
                                                       "second_shape", "verification", "first_call", "baselines",
