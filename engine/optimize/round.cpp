@@ -60,6 +60,7 @@ propose::ProposalRequest proposal_request(const RunContext& run, const knowledge
   request.graph = inputs.facts.op_graph ? &*inputs.facts.op_graph : nullptr;
   request.allowed_precisions = inputs.plan.context.allowed_precision;
   request.torch_version = inputs.facts.torch_version;
+  request.budget = run.budget;
   return request;
 }
 

@@ -261,7 +261,8 @@ std::vector<Candidate> CompileProposer::propose(const ProposalRequest& request, 
   // max-autotune costs about a minute of compiling and autotuning per shape
   // (86 s for a Linear + GELU on an H200): worth it only once the default mode
   // is what would be delivered.
-  if (request.space == knowledge::Space::S1 && defines_class(request.reference_source, "Model") &&
+  const bool room_for_autotuning = request.budget == 0 || request.budget >= kMaxAutotuneMinBudget;
+  if (request.space == knowledge::Space::S1 && defines_class(request.reference_source, "Model") && room_for_autotuning &&
       default_compile_leads(request)) {
     offers.push_back(
         make_candidate(request, compiled_module(request.reference_source, "Model", kCompileModeMaxAutotune),

@@ -34,6 +34,8 @@ struct ProposalRequest {
   std::vector<std::string> allowed_precisions;
   // The workers' torch version ("2.11.0+cu130"); empty when unknown.
   std::string torch_version;
+  // The run's candidate budget; 0 when unknown (no limit on what a proposer offers).
+  int budget = 0;
 };
 
 class Proposer {

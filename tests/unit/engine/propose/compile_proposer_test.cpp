@@ -107,6 +107,21 @@ TEST(CompileProposer, MaxAutotuneOnlyWhenTheDefaultModeLeadsTheRun) {
   EXPECT_EQ(torch_compile_mode(out[0].source), "max-autotune-no-cudagraphs");
 }
 
+TEST(CompileProposer, MaxAutotuneOnlyInARunWithRoomForIt) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(2);
+  r.history.push_back(verified(proposer.propose(r, CancellationToken{}).at(0), "c1", 1.4));
+  // The default mode leads, but a run of 6 candidates has no minute for autotuning.
+  r.budget = 6;
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  r.budget = kMaxAutotuneMinBudget - 1;
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  r.budget = kMaxAutotuneMinBudget;
+  const auto out = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(torch_compile_mode(out[0].source), "max-autotune-no-cudagraphs");
+}
+
 TEST(CompileProposer, EachCandidateIsProposedOncePerRun) {
   CompileProposer proposer;
   ProposalRequest r = s1_request(1);
