@@ -214,7 +214,7 @@ local function run()
   local actions = code_actions(cu, 6, 40)
   check_eq('code actions on `float* x`', titles(actions), {
     'Declare `float* x` const __restrict__', 'Explain hint cuda.missing_restrict', 'Optimize kernel saxpy',
-    'Profile kernel saxpy', 'Show task spec for saxpy',
+    'Profile kernel saxpy', 'Show task spec for saxpy', 'Add launch contract',
   })
   local fix = request(cu, 'codeAction/resolve', actions[1])
   vim.lsp.util.apply_workspace_edit(fix.edit, client().offset_encoding)

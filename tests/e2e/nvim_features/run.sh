@@ -14,4 +14,5 @@ if ! "$root/scripts/find-torch-python" >/dev/null; then
 fi
 # headless.sh (shared with the hiera-test-lsp suites) asks for HIERA_TEST_LSP; this script's server is HIERA_BIN.
 export HIERA_TEST_LSP="${HIERA_TEST_LSP:-$HIERA_BIN}"
-exec sh "$root/tests/e2e/nvim/headless.sh" tests/e2e/nvim_features/features.lua
+# An argument names another script of this folder (launch_contract: ctest hiera_e2e_nvim_launch_contract).
+exec sh "$root/tests/e2e/nvim/headless.sh" "tests/e2e/nvim_features/${1:-features}.lua"
