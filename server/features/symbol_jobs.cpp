@@ -58,6 +58,8 @@ JobInputs job_inputs(const std::string& command, const json& arguments, const Fe
   try {
     in.args = optimizer_args_from_settings(in.settings, in.symbol.path.parent_path());
   } catch (const std::invalid_argument& e) {
+    // Shown as well as answered: not every client shows a command's error.
+    context.client.show_message(lsp::MessageType::Warning, std::string("hiera: ") + command + ": " + e.what());
     throw RpcError(ErrorCode::InvalidParams, command + ": " + e.what());
   }
   return in;

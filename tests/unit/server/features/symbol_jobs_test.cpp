@@ -310,6 +310,17 @@ TEST_F(SymbolJobsTest, AskedForACpuRunAJobRunsOnAWorkerWithoutAGpu) {
   EXPECT_EQ(job_status(id)["state"], "measured");
 }
 
+TEST_F(SymbolJobsTest, ARefusedSettingIsAnsweredAndShownNamingTheAcceptedValues) {
+  json options = settings(llm.base_url());
+  options["worker"]["device"] = "tpu";
+  start(full_capabilities(), options);
+  const std::string message =
+      "hiera.profileSymbol: hiera settings: worker.device must be \"gpu\" (a GPU worker, the default) or \"cpu\" (a CPU run), "
+      "not \"tpu\"";
+  EXPECT_EQ(command("hiera.profileSymbol", symbol_arg())["error"], (json{{"code", -32602}, {"message", message}}));
+  EXPECT_EQ(wait_method("window/showMessage")["params"], (json{{"type", 2}, {"message", "hiera: " + message}}));
+}
+
 TEST_F(SymbolJobsTest, JobsReuseTheServersWorkerPool) {
   start();
   for (int i = 0; i < 2; ++i) {
