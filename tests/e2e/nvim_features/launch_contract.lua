@@ -48,16 +48,6 @@ end
 
 local function titles(actions) return vim.tbl_map(function(a) return a.title end, actions) end
 
-local CONTRACT = {
-  '// Launch contract inferred by hiera from the launch in launch_vector_add: hiera verifies candidates against it.',
-  '// hiera chose N=1048576 (the file gives no value): set the values the kernel runs at.',
-  '// hiera: size N=1048576',
-  '// hiera: arg a input float32[N]',
-  '// hiera: arg b input float32[N]',
-  '// hiera: arg c output float32[N]',
-  '// hiera: arg n scalar int32 = N',
-  '// hiera: launch grid=(N+256-1)/256 block=256',
-}
 
 local function run()
   if not hiera_bin or hiera_bin == '' then fail('setup', 'HIERA_BIN is not set') end
@@ -68,6 +58,8 @@ local function run()
   scratch = vim.fn.tempname()
   vim.fn.mkdir(scratch, 'p')
   local original = vim.fn.readfile(fixtures .. '/vector_add.cu')
+  -- The lines the action inserts, exactly (the Node client's test reads the same file).
+  local contract = vim.fn.readfile(fixtures .. '/vector_add.contract.txt')
   vim.fn.writefile(original, scratch .. '/vector_add.cu')
 
   require('hiera').setup({
@@ -99,7 +91,7 @@ local function run()
 
   local expected = {}
   for i = 1, 3 do expected[#expected + 1] = original[i] end
-  for _, line in ipairs(CONTRACT) do expected[#expected + 1] = line end
+  for _, line in ipairs(contract) do expected[#expected + 1] = line end
   for i = 4, #original do expected[#expected + 1] = original[i] end
   check_eq('the buffer with the contract above the kernel', vim.api.nvim_buf_get_lines(cu, 0, -1, false), expected)
 

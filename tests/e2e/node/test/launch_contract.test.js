@@ -19,17 +19,8 @@ const FIXTURES = process.env.HIERA_E2E_FIXTURES || path.join(REPO, 'tests/e2e/fi
 const VECTOR_ADD = fs.readFileSync(path.join(FIXTURES, 'vector_add.cu'), 'utf8');
 const range = (l1, c1, l2, c2) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
 
-const CONTRACT = [
-  '// Launch contract inferred by hiera from the launch in launch_vector_add: hiera verifies candidates against it.',
-  '// hiera chose N=1048576 (the file gives no value): set the values the kernel runs at.',
-  '// hiera: size N=1048576',
-  '// hiera: arg a input float32[N]',
-  '// hiera: arg b input float32[N]',
-  '// hiera: arg c output float32[N]',
-  '// hiera: arg n scalar int32 = N',
-  '// hiera: launch grid=(N+256-1)/256 block=256',
-  '',
-].join('\n');
+// The lines the action inserts, exactly (the Neovim test reads the same file).
+const CONTRACT = fs.readFileSync(path.join(FIXTURES, 'vector_add.contract.txt'), 'utf8');
 
 test('Add launch contract on an unannotated kernel, applied, then Profile starts on the CPU worker', { timeout: 60000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hiera-e2e-contract-'));
