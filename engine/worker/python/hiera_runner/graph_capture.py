@@ -512,6 +512,10 @@ def _function_code(fn, args, kwargs):
 
 # --- torch.export ---------------------------------------------------------------
 
+# aten operators whose second argument is a size list that follows their input's sizes.
+SIZED_ATEN = ("view", "reshape", "_unsafe_view", "expand")
+
+
 def export_nodes(model, args, seed):
     """The nodes of torch.export's graph, in the same form as the fx ones.
     Raises CaptureFailed (tried=False where torch has no torch.export)."""
@@ -595,8 +599,28 @@ class ExportCapture(FxCapture):
         if node.op == "output":
             return graph_render.expression(self._returned(node))
         if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+            sized = self._sized_call(node)
+            if sized is not None:
+                return sized
             return "torch.ops.%s(%s)" % (node.target, graph_render.call_arguments(node.args, node.kwargs))
         return FxCapture.code(self, node)
+
+    def _sized_call(self, node):
+        """A view, reshape or expand whose size list follows its source's
+        sizes (graph_render.size_list): export writes the numbers it saw,
+        which would specialise the generated module to the capture's shape."""
+        if graph_ops.aten_name(node.target) not in SIZED_ATEN or len(node.args) < 2:
+            return None
+        source, sizes = node.args[0], node.args[1]
+        if not isinstance(source, torch.fx.Node) or not isinstance(sizes, (list, tuple)) or \
+                not all(isinstance(d, int) and not isinstance(d, bool) for d in sizes):
+            return None
+        meta = _result_metas(source)[0]
+        if meta is None:
+            return None
+        rest = graph_render.call_arguments(node.args[2:], node.kwargs)
+        return "torch.ops.%s(%s, %s%s)" % (node.target, source.name, graph_render.size_list(sizes, source.name, meta.shape),
+                                          ", " + rest if rest else "")
 
     def normalized(self, node):
         if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):

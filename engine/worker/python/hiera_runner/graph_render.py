@@ -131,6 +131,29 @@ def _index_item(item):
     return expression(item)
 
 
+def size_list(sizes, source, source_shape):
+    """The size list of a view, reshape or expand of `source` (a name) as
+    source, not as the numbers the capture saw: leading sizes equal to the
+    source's own are written `source.shape[i]`, and a first size that is the
+    product of the source's leading sizes, the rest equal to its trailing
+    ones, becomes -1. A view of a [B, T, 768] tensor to [B, T, 12, 64] then
+    holds for another batch size; sizes the code fixes stay numbers."""
+    sizes, source_shape = [int(s) for s in sizes], [int(s) for s in source_shape]
+    out = [str(s) for s in sizes]
+    lead = 0
+    while lead < min(len(sizes), len(source_shape)) and sizes[lead] == source_shape[lead] and sizes[lead] > 1:
+        out[lead] = "%s.shape[%d]" % (source, lead)
+        lead += 1
+    if lead == 0 and sizes and len(sizes) < len(source_shape):
+        k = len(source_shape) - (len(sizes) - 1)  # the source's leading sizes the first size would flatten
+        product = 1
+        for d in source_shape[:k]:
+            product *= d
+        if k >= 2 and sizes[0] == product and sizes[1:] == source_shape[k:]:
+            out[0] = "-1"
+    return "[%s]" % ", ".join(out)
+
+
 def call_arguments(args, kwargs):
     parts = [expression(a) for a in args]
     parts += ["%s=%s" % (k, expression(v)) for k, v in kwargs.items()]

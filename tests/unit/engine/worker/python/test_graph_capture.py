@@ -629,5 +629,33 @@ class RunnerCaptureTest(unittest.TestCase):
             runner.close()
 
 
+
+class ExportSizeListsTest(unittest.TestCase):
+    """torch.export writes a view's sizes as the numbers it saw; the generated
+    code follows the source's sizes instead. An fx graph of aten operators
+    stands in for an exported program (torch.export needs torch >= 2.1)."""
+
+    def code_of(self, target, sizes, source_shape, *rest):
+        g = torch.fx.Graph()
+        x = g.placeholder("getitem_1")
+        x.meta["val"] = torch.empty(source_shape)
+        node = g.call_function(target, (x, sizes) + rest)
+        capture = graph_capture.ExportCapture.__new__(graph_capture.ExportCapture)
+        return capture.code(node)
+
+    def test_view_reshape_and_expand_follow_the_source(self):
+        aten = torch.ops.aten
+        self.assertEqual(self.code_of(aten.view.default, [8, 1024, 12, 64], (8, 1024, 768)),
+                         "torch.ops.aten.view.default(getitem_1, [getitem_1.shape[0], getitem_1.shape[1], 12, 64])")
+        self.assertEqual(self.code_of(aten.reshape.default, [8192, 768], (8, 1024, 768)),
+                         "torch.ops.aten.reshape.default(getitem_1, [-1, 768])")
+        self.assertEqual(self.code_of(aten.expand.default, [8, 12, 1024], (8, 1, 1024), False),
+                         "torch.ops.aten.expand.default(getitem_1, [getitem_1.shape[0], 12, 1024], False)")
+
+    def test_other_operators_keep_their_arguments(self):
+        self.assertEqual(self.code_of(torch.ops.aten.sum.dim_IntList, [1], (8, 4)),
+                         "torch.ops.aten.sum.dim_IntList(getitem_1, [1])")
+
+
 if __name__ == "__main__":
     unittest.main()
