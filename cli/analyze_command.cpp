@@ -12,9 +12,8 @@
 #include "engine/facade/annotation_contracts.h"
 #include "engine/facade/document_analysis.h"
 #include "engine/facade/estimates.h"
-#include "engine/knowledge/knowledge_base.h"
-#include "engine/knowledge/knowledge_dir.h"
-#include "engine/plan/units.h"
+#include "engine/facade/knowledge.h"
+#include "engine/facade/quantity_text.h"
 
 namespace hiera::cli {
 

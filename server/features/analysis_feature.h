@@ -8,7 +8,7 @@
 #include <mutex>
 #include <set>
 
-#include "engine/knowledge/knowledge_base.h"
+#include "engine/facade/knowledge.h"
 #include "server/features/feature.h"
 #include "server/features/hint_diagnostics.h"
 #include "server/state/document_analyses.h"

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "engine/plan/units.h"
+#include "engine/facade/quantity_text.h"
 #include "server/features/file_uri.h"
 
 namespace hiera::server {

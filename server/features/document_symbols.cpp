@@ -4,7 +4,7 @@
 #include <cctype>
 #include <string_view>
 
-#include "engine/plan/units.h"
+#include "engine/facade/quantity_text.h"
 #include "server/features/analysis_symbols.h"
 #include "server/features/cost_estimates.h"
 #include "server/features/cost_text.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/facade/estimates.h"
-#include "engine/knowledge/knowledge_base.h"
+#include "engine/facade/knowledge.h"
 
 namespace hiera::server {
 

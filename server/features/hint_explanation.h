@@ -5,7 +5,7 @@
 #include <string>
 
 #include "engine/facade/hints.h"
-#include "engine/knowledge/knowledge_base.h"
+#include "engine/facade/knowledge.h"
 
 namespace hiera::server {
 

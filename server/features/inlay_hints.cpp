@@ -5,7 +5,7 @@
 #include <map>
 #include <string_view>
 
-#include "engine/plan/units.h"
+#include "engine/facade/quantity_text.h"
 #include "server/features/cost_estimates.h"
 #include "server/features/launch_occupancy.h"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "engine/facade/document_analysis.h"
-#include "engine/knowledge/gpu_spec.h"
+#include "engine/facade/knowledge.h"
 #include "protocol/lsp_types.h"
 #include "server/documents/position_encoding.h"
 #include "server/documents/text_document.h"

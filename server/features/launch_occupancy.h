@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/knowledge/gpu_spec.h"
+#include "engine/facade/knowledge.h"
 
 namespace hiera::server {
 

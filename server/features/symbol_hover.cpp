@@ -1,6 +1,6 @@
 #include "server/features/symbol_hover.h"
 
-#include "engine/plan/units.h"
+#include "engine/facade/quantity_text.h"
 #include "server/features/analysis_symbols.h"
 #include "server/features/cost_estimates.h"
 #include "server/features/cost_text.h"
