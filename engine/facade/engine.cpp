@@ -8,6 +8,7 @@
 #include "engine/eval/evaluation_client.h"
 #include "engine/eval/worker_pool.h"
 #include "engine/optimize/allocation_progress.h"
+#include "engine/spec/kernel_annotation_lines.h"
 #include "engine/spec/spec_builder.h"
 
 namespace hiera::engine::facade {
@@ -229,6 +230,11 @@ SpecPage Engine::show_spec(const optimize::Target& target, const json& configura
   inputs.target = target.name();
   inputs.kind = target.kind;
   inputs.source = target.source;
+  if (target.kind == spec::TargetKind::Cuda) {
+    const spec::LineRange lines = spec::target_annotation_lines(target.source, target.symbol);
+    inputs.first_line = lines.first;
+    inputs.last_line = lines.last;
+  }
   inputs.configuration = configuration.is_object() ? configuration : json::object();
   const auto built = spec::build_spec(inputs);
   SpecPage page;

@@ -2,6 +2,7 @@
 
 #include "engine/knowledge/probe_check.h"
 #include "engine/propose/prompt_builder.h"
+#include "engine/spec/kernel_annotation_lines.h"
 
 namespace hiera::engine::optimize {
 
@@ -165,6 +166,12 @@ PhaseResult<ReferenceFacts> measure_reference(RunContext& run, eval::EvaluationC
   facts.spec_inputs.kind = target.kind;
   facts.spec_inputs.source = target.source;
   facts.spec_inputs.configuration = run.options.configuration;
+  if (target.kind == spec::TargetKind::Cuda) {
+    // The kernel's own annotations, not those of the file's other kernels (ANNOTATIONS.md).
+    const spec::LineRange lines = spec::target_annotation_lines(target.source, target.symbol);
+    facts.spec_inputs.first_line = lines.first;
+    facts.spec_inputs.last_line = lines.last;
+  }
   spec::SpecBuildResult built = spec::build_spec(facts.spec_inputs);
   if (auto ending = spec_errors(built)) return *ending;
   facts.first_spec = std::move(built.spec);

@@ -11,6 +11,19 @@ LineRange kernel_annotation_lines(const analysis::Analysis& analysis, std::size_
   return {function == 0 ? 1 : last_line_of(function - 1) + 1, last_line_of(function)};
 }
 
+LineRange target_annotation_lines(std::string_view cuda_source, std::string_view kernel) {
+  kernel = kernel.substr(0, kernel.find('<'));
+  if (const auto scope = kernel.rfind("::"); scope != std::string_view::npos) kernel = kernel.substr(scope + 2);
+  const auto analysis = analysis::analyze(cuda_source, analysis::Language::Cuda);
+  for (std::size_t i = 0; i < analysis.functions.size(); ++i) {
+    const auto& f = analysis.functions[i];
+    if (f.kind == analysis::CudaFunctionKind::Kernel && f.name == kernel) {
+      return kernel_annotation_lines(analysis, i, analysis::LineIndex(cuda_source));
+    }
+  }
+  return {1, INT_MAX};
+}
+
 bool begins_launch_contract(const CommentLine& comment) {
   const std::string& text = comment.text;
   const std::size_t marker = text.find("hiera:");
