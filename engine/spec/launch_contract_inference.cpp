@@ -289,7 +289,9 @@ PointerUse pointer_use(const std::vector<std::string>& body, const std::string& 
     if (body[i] != name || (i > 0 && (body[i - 1] == "." || body[i - 1] == "->"))) continue;
     const bool address = i > 0 && (body[i - 1] == "&" || body[i - 1] == "++" || body[i - 1] == "--");
     if (i + 1 < body.size() && body[i + 1] == "[") {
-      const std::size_t close = closing(body, i + 1);
+      std::size_t close = closing(body, i + 1);
+      // A member of the element (v[i].x *= s) is the element's use.
+      while (close + 2 < body.size() && body[close + 1] == "." && is_ident(body[close + 2])) close += 2;
       const std::string next = close + 1 < body.size() ? body[close + 1] : "";
       if (address || kCompound.count(next) || next == "++" || next == "--") {
         use.read = use.written = true;
