@@ -219,6 +219,10 @@ bool default_compile_leads(const ProposalRequest& request) {
 
 }  // namespace
 
+bool launches_nvrtc_kernels(std::string_view source) {
+  return source.find("_KERNEL_COMPILERS") != std::string_view::npos;
+}
+
 bool has_torch_compile(std::string_view torch_version) {
   if (torch_version.empty()) return true;  // unknown: let verification say
   int major = 0;
@@ -246,7 +250,7 @@ std::vector<Candidate> CompileProposer::propose(const ProposalRequest& request, 
   // hiera's best so far compiled (any step: its rewrites and kernels, inductor for the rest).
   const std::string& best = request.current_best_source;
   if (!best.empty() && best != request.reference_source && defines_class(best, "ModelNew") &&
-      !torch_compile_mode(best)) {
+      !torch_compile_mode(best) && !launches_nvrtc_kernels(best)) {
     Candidate c = make_candidate(request, compiled_module(best, "ModelNew", kCompileModeDefault),
                                  "torch.compile of the best candidate so far (mode default)");
     for (const auto& attempt : request.history) {

@@ -50,6 +50,13 @@ bool defines_class(std::string_view source, std::string_view name);
 // calls no torch.compile.
 std::optional<std::string> torch_compile_mode(std::string_view source);
 
+// Whether the module launches the knowledge proposer's NVRTC kernels (its
+// `_KERNEL_COMPILERS` table): torch.compile traces into the launch (ctypes, raw
+// pointers) and fails, "Can't get __cuda_array_interface__ on Variable that
+// requires grad" (a conv + ReLU + bias and a ResNet block on the H200,
+// 2026-12-02), so such a module is not proposed compiled.
+bool launches_nvrtc_kernels(std::string_view source);
+
 // Whether a torch of that version has torch.compile (2.0 and later); true when
 // the version is empty or does not start with a number (verification then says).
 bool has_torch_compile(std::string_view torch_version);

@@ -229,6 +229,20 @@ TEST(CompileProposer, ABestThatIsTheReferenceOrAlreadyCompiledIsNotCompiledAgain
   EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
 }
 
+TEST(CompileProposer, ABestThatLaunchesNvrtcKernelsIsNotCompiled) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(1);
+  r.space = knowledge::Space::S3;
+  const std::string best = read(kFixtures / "best_candidate.py");
+  EXPECT_FALSE(launches_nvrtc_kernels(best));
+  // The same module with the knowledge proposer's kernel table: torch.compile would trace the ctypes launch.
+  r.current_best_source = best + "\n_KERNEL_COMPILERS = {}\n";
+  EXPECT_TRUE(launches_nvrtc_kernels(r.current_best_source));
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+  r.current_best_source = best;
+  EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
+}
+
 TEST(CompileProposer, CancellationIsHonoured) {
   CompileProposer proposer;
   CancellationToken cancel;
