@@ -5,22 +5,11 @@
 #include <stdexcept>
 
 #include "engine/spec/task_spec.h"
+#include "engine/common/number_text.h"
 
 namespace hiera::engine::facade {
 
 namespace {
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-std::string general(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;

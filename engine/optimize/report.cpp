@@ -7,16 +7,11 @@
 #include <vector>
 
 #include "engine/propose/compile_proposer.h"
+#include "engine/common/number_text.h"
 
 namespace hiera::engine::optimize {
 
 namespace {
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
 
 // 1e-4, 1.7e-4, 0: tolerances and errors as one writes them.
 std::string short_number(double value) {

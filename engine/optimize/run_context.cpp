@@ -5,6 +5,7 @@
 #include "engine/optimize/report.h"
 #include "engine/spec/annotations.h"
 #include "engine/spec/worker_task.h"
+#include "engine/common/number_text.h"
 
 namespace hiera::engine::optimize {
 
@@ -70,12 +71,6 @@ OptimizeResult finish(RunContext& run, Ending ending) {
   }
   run.report("done", result.message);
   return result;
-}
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/cancellation.h"
+#include "engine/common/number_text.h"
 #include "engine/eval/job_results.h"
 #include "engine/optimize/optimize_progress.h"
 #include "engine/optimize/optimize_result.h"
@@ -79,8 +80,7 @@ std::optional<Ending> open_run_log(RunContext& run, std::size_t workers, const s
 // reports "done" and returns the result.
 OptimizeResult finish(RunContext& run, Ending ending);
 
-// Helpers the phases share.
-std::string fixed(double value, int digits);
+// Helpers the phases share (numbers: engine/common/number_text.h).
 double seconds_since(std::chrono::steady_clock::time_point start);
 std::string failure_text(const eval::CheckFailure& failure);
 // An evaluation as the run log records it: verdict, failures, worker, speedup, phases_ms.

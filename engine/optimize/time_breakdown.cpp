@@ -1,4 +1,5 @@
 #include "engine/optimize/time_breakdown.h"
+#include "engine/common/number_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,12 +10,6 @@ namespace hiera::engine::optimize {
 using nlohmann::json;
 
 namespace {
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
 
 std::string share(double seconds, double total_s) {
   if (total_s <= 0.0) return "-";

@@ -10,6 +10,7 @@
 #include "engine/plan/device_spaces.h"
 #include "engine/plan/recipe_selection.h"
 #include "engine/plan/units.h"
+#include "engine/common/number_text.h"
 
 namespace hiera::engine::plan {
 namespace {
@@ -33,12 +34,6 @@ struct Candidate {
   std::vector<PlanStep> steps;
   std::string best_recipe;         // the one its expected speedup comes from
 };
-
-std::string fixed(double value, int decimals) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 std::string up_to(const Recipe& recipe) {
   return recipe.id + ", up to " + format_speedup(recipe.expected_speedup_high);

@@ -1,4 +1,5 @@
 #include "engine/propose/prompt_builder.h"
+#include "engine/common/number_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -21,12 +22,6 @@ std::string first_lines(const std::string& text, int count) {
     out += "  " + line + "\n";
   }
   return out;
-}
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
 }
 
 std::string speedup_text(double speedup) {

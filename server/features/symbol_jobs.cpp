@@ -10,6 +10,7 @@
 #include "server/features/optimizer_settings.h"
 #include "server/features/result_measurement.h"
 #include "server/features/symbol_arguments.h"
+#include "engine/common/number_text.h"
 
 namespace hiera::server {
 
@@ -18,20 +19,10 @@ using protocol::ErrorCode;
 using protocol::RpcError;
 namespace optimize = engine::optimize;
 namespace lsp = protocol::lsp;
+using engine::fixed;
+using engine::significant;
 
 namespace {
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-std::string significant(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
-}
 
 // "S1 / op graph: c2: passed (1.85x) (3/8 tried, 2 verified, best 1.85x)"; before the plan, the message alone
 std::string progress_text(const optimize::OptimizeProgress& p) {
