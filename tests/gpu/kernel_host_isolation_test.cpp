@@ -14,17 +14,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "worker_session.h"
+#include "worker_run.h"
 
 namespace {
 
 using hiera::testing::WorkerRequests;
-using hiera::testing::WorkerSession;
+using hiera::testing::WorkerRun;
 using nlohmann::json;
 
 const std::filesystem::path& cache_dir() { return hiera::testing::gpu_test_cache_dir(); }
 
-WorkerSession run_session(const WorkerRequests& requests) { return hiera::testing::run_worker_session(requests, cache_dir()); }
+WorkerRun run_worker(const WorkerRequests& requests) { return hiera::testing::run_worker_requests(requests, cache_dir()); }
 
 
 const char* kReference = R"(
@@ -91,11 +91,11 @@ void expect_passed(const json& reply) {
 
 TEST(KernelHostGpu, ACorrectCandidatePassesThroughItsHostAndIsTimed) {
   REQUIRE_GPU();
-  auto session = run_session({{"evaluate", params(task(kCorrect))}});
-  EXPECT_EQ(session.exit_code, 0) << session.log;
-  ASSERT_EQ(session.replies.size(), 2u) << session.log;
-  const json& result = session.replies[0]["result"];
-  expect_passed(session.replies[0]);
+  auto run = run_worker({{"evaluate", params(task(kCorrect))}});
+  EXPECT_EQ(run.exit_code, 0) << run.log;
+  ASSERT_EQ(run.replies.size(), 2u) << run.log;
+  const json& result = run.replies[0]["result"];
+  expect_passed(run.replies[0]);
   EXPECT_GT(result["timing"]["candidate"]["median_ms"].get<double>(), 0.0) << result.dump();
   EXPECT_GT(result["timing"]["reference"]["median_ms"].get<double>(), 0.0) << result.dump();
   ASSERT_TRUE(result.contains("sandbox")) << result.dump();
@@ -130,20 +130,20 @@ extern "C" __global__ void cand(float a, const float* x, const float* y, float* 
 
 TEST(KernelHostGpu, AKernelWritingOutsideItsBuffersIsContainedAndTheWorkerGoesOn) {
   REQUIRE_GPU();
-  auto session = run_session({{"evaluate", params(task(kWritesPastItsOutput))},
+  auto run = run_worker({{"evaluate", params(task(kWritesPastItsOutput))},
                               {"evaluate", params(task(kWritesBeforeItsOutput))},
                               {"evaluate", params(task(kCorrect))}});
-  EXPECT_EQ(session.exit_code, 0) << session.log;
-  ASSERT_EQ(session.replies.size(), 4u) << session.log;
+  EXPECT_EQ(run.exit_code, 0) << run.log;
+  ASSERT_EQ(run.replies.size(), 4u) << run.log;
   for (int i = 0; i < 2; ++i) {
-    const json& result = session.replies[i]["result"];
+    const json& result = run.replies[i]["result"];
     EXPECT_EQ(result["verdict"], "failed") << i;
     EXPECT_TRUE(has_failure(result, "runtime")) << failures_text(result);
     EXPECT_NE(failures_text(result).find("illegal"), std::string::npos) << failures_text(result);
     EXPECT_FALSE(result.value("restart", false)) << i;
     EXPECT_TRUE(result.contains("sandbox")) << result.dump();
   }
-  expect_passed(session.replies[2]);
+  expect_passed(run.replies[2]);
 }
 
 TEST(KernelHostGpu, AKernelThatNeverEndsTimesOutAndTheNextEvaluationPasses) {
@@ -157,14 +157,14 @@ extern "C" __global__ void cand(float a, const float* x, const float* y, float* 
   }
 })";
   const auto started = std::chrono::steady_clock::now();
-  auto session = run_session({{"evaluate", params(task(spinning, 1 << 16), 2000)}, {"evaluate", params(task(kCorrect))}});
+  auto run = run_worker({{"evaluate", params(task(spinning, 1 << 16), 2000)}, {"evaluate", params(task(kCorrect))}});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_EQ(session.exit_code, 0) << session.log;
-  ASSERT_EQ(session.replies.size(), 3u) << session.log;
-  const json& result = session.replies[0]["result"];
+  EXPECT_EQ(run.exit_code, 0) << run.log;
+  ASSERT_EQ(run.replies.size(), 3u) << run.log;
+  const json& result = run.replies[0]["result"];
   EXPECT_TRUE(has_failure(result, "timeout")) << failures_text(result);
   EXPECT_FALSE(result.value("restart", false));
-  expect_passed(session.replies[1]);
+  expect_passed(run.replies[1]);
   EXPECT_LT(seconds, 120.0);
 }
 

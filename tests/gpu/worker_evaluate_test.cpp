@@ -13,19 +13,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "worker_session.h"
+#include "worker_run.h"
 
 namespace {
 
 using hiera::testing::WorkerRequests;
-using hiera::testing::WorkerSession;
+using hiera::testing::WorkerRun;
 using nlohmann::json;
 
 const std::filesystem::path& cache_dir() { return hiera::testing::gpu_test_cache_dir(); }
 
 // Runs a worker over the requests (ids 1..n) and collects every reply.
-WorkerSession run_session(const WorkerRequests& requests, bool then_shutdown = true) {
-  return hiera::testing::run_worker_session(requests, cache_dir(), then_shutdown);
+WorkerRun run_worker(const WorkerRequests& requests, bool then_shutdown = true) {
+  return hiera::testing::run_worker_requests(requests, cache_dir(), then_shutdown);
 }
 
 const json& hello() { return hiera::testing::worker_hello(); }
@@ -97,11 +97,11 @@ bool has_failure(const json& result, const std::string& check) {
 TEST(WorkerGpu, ACorrectSaxpyCandidatePassesEveryRuleAndIsTimed) {
   REQUIRE_GPU();
   // 16M elements: 200 MB, well past the L2, so the time is the memory's.
-  auto session = run_session({{"evaluate", evaluate_params(saxpy_task(kSaxpyGridStride, "saxpy_stride", 1 << 24))}});
-  ASSERT_EQ(session.replies.size(), 2u) << session.log;
-  EXPECT_EQ(session.exit_code, 0) << session.log;
-  const json& result = session.replies[0]["result"];
-  ASSERT_EQ(result["verdict"], "passed") << failures_text(result) << session.replies[0].dump();
+  auto run = run_worker({{"evaluate", evaluate_params(saxpy_task(kSaxpyGridStride, "saxpy_stride", 1 << 24))}});
+  ASSERT_EQ(run.replies.size(), 2u) << run.log;
+  EXPECT_EQ(run.exit_code, 0) << run.log;
+  const json& result = run.replies[0]["result"];
+  ASSERT_EQ(result["verdict"], "passed") << failures_text(result) << run.replies[0].dump();
   ASSERT_EQ(result["trials"].size(), 6u);  // 5 at the main size and one at the second
   EXPECT_EQ(result["trials"][0]["distribution"], "uniform");
   EXPECT_EQ(result["trials"][1]["distribution"], "normal");
@@ -178,10 +178,10 @@ TEST(WorkerGpu, ACorrectReductionCandidatePasses) {
                  {"bytes", "4*R*C + 4*R"}}},
                // Summation order differs: an absolute tolerance for sums near zero of large values.
                {"numerics", {{"atol", 0.5}, {"rtol", 1e-3}}}};
-  auto session = run_session({{"evaluate", evaluate_params(task)}});
-  ASSERT_GE(session.replies.size(), 1u) << session.log;
-  const json& result = session.replies[0]["result"];
-  EXPECT_EQ(result["verdict"], "passed") << failures_text(result) << session.replies[0].dump();
+  auto run = run_worker({{"evaluate", evaluate_params(task)}});
+  ASSERT_GE(run.replies.size(), 1u) << run.log;
+  const json& result = run.replies[0]["result"];
+  EXPECT_EQ(result["verdict"], "passed") << failures_text(result) << run.replies[0].dump();
   EXPECT_TRUE(result.contains("timing"));
 }
 
@@ -255,11 +255,11 @@ TEST(WorkerGpu, EachVerificationRuleRejectsItsAdversary) {
   REQUIRE_GPU();
   std::vector<std::pair<std::string, json>> requests;
   for (const auto& adversary : kAdversaries) requests.push_back({"evaluate", evaluate_params(saxpy_task(adversary.source, "cand"))});
-  auto session = run_session(requests);
-  ASSERT_EQ(session.replies.size(), requests.size() + 1) << session.log;
-  EXPECT_EQ(session.exit_code, 0) << session.log;
+  auto run = run_worker(requests);
+  ASSERT_EQ(run.replies.size(), requests.size() + 1) << run.log;
+  EXPECT_EQ(run.exit_code, 0) << run.log;
   for (std::size_t i = 0; i < std::size(kAdversaries); ++i) {
-    const json& reply = session.replies[i];
+    const json& reply = run.replies[i];
     ASSERT_TRUE(reply.contains("result")) << kAdversaries[i].name << ": " << reply.dump();
     const json& result = reply["result"];
     EXPECT_EQ(result["verdict"], "failed") << kAdversaries[i].name;
@@ -269,23 +269,23 @@ TEST(WorkerGpu, EachVerificationRuleRejectsItsAdversary) {
     EXPECT_FALSE(result.value("restart", false)) << kAdversaries[i].name;
   }
   // The state-keeping candidate is right on its first run: only determinism catches it.
-  EXPECT_FALSE(has_failure(session.replies[3]["result"], "values")) << failures_text(session.replies[3]["result"]);
+  EXPECT_FALSE(has_failure(run.replies[3]["result"], "values")) << failures_text(run.replies[3]["result"]);
 }
 
 TEST(WorkerGpu, ATooLargeContractIsOutOfMemoryAndTheWorkerGoesOn) {
   REQUIRE_GPU();
   // 40e9 floats = 160 GB per buffer: more than an H200 holds.
   json huge = saxpy_task(kSaxpyGridStride, "saxpy_stride", 40000000000LL, 0);
-  auto session = run_session({{"evaluate", evaluate_params(huge)},
+  auto run = run_worker({{"evaluate", evaluate_params(huge)},
                               {"evaluate", evaluate_params(saxpy_task(kSaxpyGridStride, "saxpy_stride", 1 << 24, 0))}});
-  ASSERT_EQ(session.replies.size(), 3u) << session.log;
-  EXPECT_EQ(session.exit_code, 0) << session.log;
-  const json& oom = session.replies[0]["result"];
+  ASSERT_EQ(run.replies.size(), 3u) << run.log;
+  EXPECT_EQ(run.exit_code, 0) << run.log;
+  const json& oom = run.replies[0]["result"];
   EXPECT_EQ(oom["verdict"], "failed");
   ASSERT_TRUE(has_failure(oom, "runtime")) << failures_text(oom);
   EXPECT_NE(failures_text(oom).find("out of memory"), std::string::npos) << failures_text(oom);
   EXPECT_FALSE(oom.value("restart", false));
-  EXPECT_EQ(session.replies[1]["result"]["verdict"], "passed") << failures_text(session.replies[1]["result"]);
+  EXPECT_EQ(run.replies[1]["result"]["verdict"], "passed") << failures_text(run.replies[1]["result"]);
 }
 
 TEST(WorkerGpu, AnIllegalAddressIsReportedAndOnlyItsKernelHostEnds) {
@@ -296,10 +296,10 @@ extern "C" __global__ void cand(float a, const float* x, const float* y, float* 
   if (i < n) out[i + (1LL << 40)] = a * x[i] + y[i];
 })";
   // The fault is the kernel host's context's: the worker answers the shutdown after it and exits 0.
-  auto session = run_session({{"evaluate", evaluate_params(saxpy_task(faulting, "cand"))}});
-  EXPECT_EQ(session.exit_code, 0) << session.log;
-  ASSERT_EQ(session.replies.size(), 2u) << session.log;
-  const json& result = session.replies[0]["result"];
+  auto run = run_worker({{"evaluate", evaluate_params(saxpy_task(faulting, "cand"))}});
+  EXPECT_EQ(run.exit_code, 0) << run.log;
+  ASSERT_EQ(run.replies.size(), 2u) << run.log;
+  const json& result = run.replies[0]["result"];
   EXPECT_EQ(result["verdict"], "failed");
   EXPECT_TRUE(has_failure(result, "runtime")) << failures_text(result);
   EXPECT_NE(failures_text(result).find("illegal"), std::string::npos) << failures_text(result);
@@ -319,11 +319,11 @@ extern "C" __global__ void cand(float a, const float* x, const float* y, float* 
   json params = evaluate_params(saxpy_task(spinning, "cand", 1 << 16, 0));
   params["launch_timeout_ms"] = 2000;
   const auto started = std::chrono::steady_clock::now();
-  auto session = run_session({{"evaluate", params}});
+  auto run = run_worker({{"evaluate", params}});
   const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_EQ(session.exit_code, 0) << session.log;
-  ASSERT_EQ(session.replies.size(), 2u) << session.log;
-  const json& result = session.replies[0]["result"];
+  EXPECT_EQ(run.exit_code, 0) << run.log;
+  ASSERT_EQ(run.replies.size(), 2u) << run.log;
+  const json& result = run.replies[0]["result"];
   EXPECT_TRUE(has_failure(result, "timeout")) << failures_text(result);
   EXPECT_FALSE(result.contains("restart")) << result.dump();
   EXPECT_LT(seconds, 60.0);
@@ -335,9 +335,9 @@ TEST(WorkerGpu, AMeasurementFasterThanTheSpeedOfLightIsRejected) {
   // candidate now looks impossibly fast.
   json task = saxpy_task(kSaxpyGridStride, "saxpy_stride", 1 << 24, 0);
   task["contract"]["bytes"] = "12000*N";
-  auto session = run_session({{"evaluate", evaluate_params(task)}});
-  ASSERT_GE(session.replies.size(), 1u) << session.log;
-  const json& result = session.replies[0]["result"];
+  auto run = run_worker({{"evaluate", evaluate_params(task)}});
+  ASSERT_GE(run.replies.size(), 1u) << run.log;
+  const json& result = run.replies[0]["result"];
   EXPECT_EQ(result["verdict"], "failed");
   EXPECT_TRUE(has_failure(result, "speed_of_light")) << failures_text(result);
 }
@@ -347,9 +347,9 @@ TEST(WorkerGpu, AMeasurementFasterThanTheSpeedOfLightIsRejected) {
 TEST(WorkerGpu, TheSameKernelTimedTwiceAgreesWithinItsSpread) {
   REQUIRE_GPU();
   json task = saxpy_task(kSaxpyReference, "saxpy", 1 << 24, 0);
-  auto session = run_session({{"evaluate", evaluate_params(task)}});
-  ASSERT_GE(session.replies.size(), 1u) << session.log;
-  const json& result = session.replies[0]["result"];
+  auto run = run_worker({{"evaluate", evaluate_params(task)}});
+  ASSERT_GE(run.replies.size(), 1u) << run.log;
+  const json& result = run.replies[0]["result"];
   ASSERT_EQ(result["verdict"], "passed") << failures_text(result);
   const json& a = result["timing"]["reference"];
   const json& b = result["timing"]["candidate"];
@@ -363,10 +363,10 @@ TEST(WorkerGpu, TheSameKernelTimedTwiceAgreesWithinItsSpread) {
 
 TEST(WorkerGpu, ProbeMeasuresPlausibleCeilingsAndCachesThem) {
   REQUIRE_GPU();
-  auto session = run_session({{"probe", json::object()}, {"probe", json::object()}});
-  ASSERT_EQ(session.replies.size(), 3u) << session.log;
-  const json& probe = session.replies[0]["result"];
-  ASSERT_TRUE(probe.contains("measured")) << session.replies[0].dump();
+  auto run = run_worker({{"probe", json::object()}, {"probe", json::object()}});
+  ASSERT_EQ(run.replies.size(), 3u) << run.log;
+  const json& probe = run.replies[0]["result"];
+  ASSERT_TRUE(probe.contains("measured")) << run.replies[0].dump();
   std::printf("probe: %s\n", probe.dump().c_str());
   EXPECT_GT(probe["sm_count"].get<int>(), 0);
   EXPECT_GT(probe["l2_bytes"].get<long long>(), 0);
@@ -379,17 +379,17 @@ TEST(WorkerGpu, ProbeMeasuresPlausibleCeilingsAndCachesThem) {
     EXPECT_GT(measured["gemm_tflops"][dtype].get<double>(), 1.0) << dtype;
   }
   EXPECT_GT(measured["gemm_tflops"]["bfloat16"].get<double>(), measured["gemm_tflops"]["float32"].get<double>());
-  EXPECT_EQ(session.replies[1]["result"]["cached"], true);
-  EXPECT_EQ(session.replies[1]["result"]["measured"], measured);
+  EXPECT_EQ(run.replies[1]["result"]["cached"], true);
+  EXPECT_EQ(run.replies[1]["result"]["measured"], measured);
 }
 
 TEST(WorkerGpu, ProfileListsTheKernelThatRan) {
   REQUIRE_GPU();
   json task = saxpy_task(kSaxpyGridStride, "saxpy_stride", 1 << 22, 0);
-  auto session = run_session({{"profile", {{"task", task}, {"which", "reference"}}},
+  auto run = run_worker({{"profile", {{"task", task}, {"which", "reference"}}},
                               {"profile", {{"task", task}, {"which", "candidate"}}}});
-  ASSERT_EQ(session.replies.size(), 3u) << session.log;
-  const json& reference = session.replies[0];
+  ASSERT_EQ(run.replies.size(), 3u) << run.log;
+  const json& reference = run.replies[0];
   ASSERT_TRUE(reference.contains("result")) << reference.dump();
   std::printf("profile: %s\n", reference["result"].dump().c_str());
   const json& kernels = reference["result"]["kernels"];
@@ -403,8 +403,8 @@ TEST(WorkerGpu, ProfileListsTheKernelThatRan) {
   // Hardware metrics, or why there are none (worker_profile_metrics_test checks their values).
   const json& metrics = reference["result"]["metrics"];
   EXPECT_TRUE(metrics.contains("unavailable") || metrics.contains("dram_throughput_pct")) << metrics.dump();
-  const json& candidate = session.replies[1]["result"]["kernels"];
-  ASSERT_EQ(candidate.size(), 1u) << session.replies[1].dump();
+  const json& candidate = run.replies[1]["result"]["kernels"];
+  ASSERT_EQ(candidate.size(), 1u) << run.replies[1].dump();
   EXPECT_EQ(candidate[0]["name"], "saxpy_stride");
   EXPECT_EQ(candidate[0]["grid"], json({264, 1, 1}));
 }

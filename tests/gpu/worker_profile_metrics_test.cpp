@@ -16,12 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "temp_directory.h"
-#include "worker_session.h"
+#include "worker_run.h"
 
 namespace {
 
 using hiera::testing::WorkerRequests;
-using hiera::testing::WorkerSession;
+using hiera::testing::WorkerRun;
 using nlohmann::json;
 
 const std::filesystem::path& metrics_cache_dir() {
@@ -30,8 +30,8 @@ const std::filesystem::path& metrics_cache_dir() {
 }
 
 // One worker over the requests (ids 1..n) and a shutdown.
-WorkerSession run_worker(const WorkerRequests& requests) {
-  return hiera::testing::run_worker_session(requests, metrics_cache_dir());
+WorkerRun run_worker(const WorkerRequests& requests) {
+  return hiera::testing::run_worker_requests(requests, metrics_cache_dir());
 }
 
 bool worker_has_gpu() {

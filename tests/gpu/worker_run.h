@@ -19,7 +19,7 @@
 
 namespace hiera::testing {
 
-struct WorkerSession {
+struct WorkerRun {
   int exit_code = -1;
   bool timed_out = false;
   std::vector<nlohmann::json> replies;
@@ -32,7 +32,7 @@ using WorkerRequests = std::vector<std::pair<std::string, nlohmann::json>>;
 // Runs `hiera-worker --cache-dir CACHE --device 0` over the requests, and a
 // shutdown after them unless told not to, and collects every reply; anything
 // on its stdout that is not a frame fails the test.
-inline WorkerSession run_worker_session(const WorkerRequests& requests, const std::filesystem::path& cache_dir,
+inline WorkerRun run_worker_requests(const WorkerRequests& requests, const std::filesystem::path& cache_dir,
                                         bool then_shutdown = true) {
   using nlohmann::json;
   std::string input;
@@ -46,17 +46,17 @@ inline WorkerSession run_worker_session(const WorkerRequests& requests, const st
   }
   const ProcessResult r = run_process({HIERA_WORKER_BIN, "--cache-dir", cache_dir.string(), "--device", "0"}, input,
                                       std::chrono::seconds(300));
-  WorkerSession session;
-  session.exit_code = r.exit_code;
-  session.timed_out = r.timed_out;
-  session.log = r.err;
+  WorkerRun run;
+  run.exit_code = r.exit_code;
+  run.timed_out = r.timed_out;
+  run.log = r.err;
   protocol::FrameReader reader;
   reader.feed(r.out);
   while (auto event = reader.next()) {
-    if (auto* frame = std::get_if<protocol::Frame>(&*event)) session.replies.push_back(json::parse(frame->body));
+    if (auto* frame = std::get_if<protocol::Frame>(&*event)) run.replies.push_back(json::parse(frame->body));
     else ADD_FAILURE() << "stdout carried something that is not a frame";
   }
-  return session;
+  return run;
 }
 
 // One cache directory for the whole test binary: the probe is measured once.
@@ -69,8 +69,8 @@ inline const std::filesystem::path& gpu_test_cache_dir() {
 // skip when it names no GPU.
 inline const nlohmann::json& worker_hello() {
   static const nlohmann::json reply = [] {
-    auto session = run_worker_session({{"hello", {{"engine_version", "0.1.0"}}}}, gpu_test_cache_dir());
-    return session.replies.empty() ? nlohmann::json(nullptr) : session.replies[0];
+    auto run = run_worker_requests({{"hello", {{"engine_version", "0.1.0"}}}}, gpu_test_cache_dir());
+    return run.replies.empty() ? nlohmann::json(nullptr) : run.replies[0];
   }();
   return reply;
 }
