@@ -10,28 +10,16 @@
 #include <utility>
 #include <vector>
 
+#include "engine/facade/run_measurement.h"
+
 namespace hiera::server {
 
-struct KernelShare {
-  std::string name;  // the kernel as the profiler names it
-  double ms = 0;     // its time per call of the symbol
-  double fraction = 0;  // of the symbol's GPU time
-};
-
-struct Measurement {
+// A run's measurement (engine/facade/run_measurement.h) with the symbol it is
+// of and when the server took it.
+struct Measurement : engine::facade::RunMeasurement {
   std::string uri;
   std::string symbol;  // kernel name, or nn.Module class name
-  std::string gpu;     // "NVIDIA H200"
   std::string when;    // ISO 8601, UTC
-  // The reference as measured: median and the p10-p90 spread.
-  std::optional<double> median_ms, p10_ms, p90_ms;
-  std::optional<double> sol_fraction;  // speed-of-light time / measured time
-  std::string bottleneck;              // "memory-bound", "compute-bound", "launch-bound"; "" unknown
-  std::vector<KernelShare> kernels;    // the last profile's per-kernel breakdown
-  // After an optimize run that delivered a verified edit.
-  std::optional<double> verified_speedup;
-  std::optional<double> optimized_median_ms;
-  std::string report_path;  // the run's full Markdown report; "" none
 };
 
 class MeasurementStore {
