@@ -86,6 +86,17 @@ std::string vec4_tap_accessor(const StencilGeometry& g, const StencilTap& t) {
   throw std::invalid_argument("a tap outside the stencil's rows");
 }
 
+std::string stencil_point_accessor(int dims, StencilVariant variant, const std::string& pointer) {
+  if (variant == StencilVariant::DirectVec4) throw std::invalid_argument("the vec4 stencil kernel reads no point operands");
+  // The templates' names for the stored element: batch, (z,) yo, xo. stencil3d_direct.cu's
+  // step computes planes z0 + u, the ones past its chunk recomputing the last (kept in bounds).
+  const std::string index = dims == 2 ? "(batch * oy_n + yo) * (long long)ox_n + xo"
+                            : variant == StencilVariant::Direct
+                                ? "((batch * oz_n + min(z0 + u, z_end - 1)) * (long long)oy_n + yo) * ox_n + xo"
+                                : "((batch * oz_n + z) * (long long)oy_n + yo) * ox_n + xo";
+  return "static_cast<float>(" + pointer + "[" + index + "])";
+}
+
 bool stencil_vec4_applies(int dims, const std::string& in_dtype, const std::string& out_dtype, std::int64_t nx) {
   return dims == 3 && in_dtype == "float32" && out_dtype == "float32" && nx > 0 && nx % 4 == 0;
 }

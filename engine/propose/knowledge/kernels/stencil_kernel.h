@@ -65,6 +65,12 @@ int stencil_vec4_z_chunk(std::int64_t out_z);
 // when the input's rows are not 16-byte aligned.
 enum class StencilVariant { SharedRing, Direct, DirectVec4 };
 
+// A tensor laid out as the output, read at the output point (another field
+// a time step combines with the stencil): `pointer`, an extra parameter, at
+// the element the template's thread is storing. Not the DirectVec4 kernel's
+// (four outputs a thread): std::invalid_argument.
+std::string stencil_point_accessor(int dims, StencilVariant variant, const std::string& pointer);
+
 // What a tap outside the input reads: 0 (a conv's zero padding) or, folded in
 // from F.pad's mode, the input point replicate / reflect / circular maps it
 // to. Only the Direct kernels have the modes other than Zeros.
