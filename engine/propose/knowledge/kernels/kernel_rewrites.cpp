@@ -10,6 +10,7 @@
 #include "engine/propose/knowledge/kernels/row_reduction.h"
 #include "engine/propose/knowledge/kernels/row_softmax.h"
 #include "engine/propose/knowledge/kernels/stencil_conv.h"
+#include "engine/propose/knowledge/kernels/stencil_rolls.h"
 #include "engine/propose/knowledge/kernels/stencil_slices.h"
 #include "engine/propose/knowledge/kernels/tensor_core_conv.h"
 
@@ -26,6 +27,7 @@ KernelRewriteResult analyze_kernel_rewrites(const graph::OpGraph& graph, const K
   // Most specific first: a stencil's slices and arithmetic, then the ops that
   // anchor a prologue and an epilogue, then whatever elementwise work is left.
   take(kernels::find_slice_stencils(graph, covered, options, result.skipped));
+  take(kernels::find_roll_stencils(graph, covered, options, result.skipped));
   take(kernels::find_conv_stencils(graph, covered, options, result.skipped));
   // Variants of the norm, reduction and elementwise rewrites below (the same
   // nodes with their convolution, on tensor cores): first, so that the stable sort keeps them ahead.

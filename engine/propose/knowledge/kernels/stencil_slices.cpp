@@ -5,11 +5,11 @@
 #include <numeric>
 #include <optional>
 
-#include "engine/propose/knowledge/kernels/elementwise_expression.h"
 #include "engine/propose/knowledge/kernels/elementwise_groups.h"
 #include "engine/propose/knowledge/kernels/elementwise_program.h"
 #include "engine/propose/knowledge/kernels/kernel_dtypes.h"
 #include "engine/propose/knowledge/kernels/stencil_kernel.h"
+#include "engine/propose/knowledge/kernels/stencil_operands.h"
 #include "engine/propose/knowledge/kernels/unsupported.h"
 
 namespace hiera::engine::propose::knowledge_proposer::kernels {
@@ -86,23 +86,8 @@ std::optional<Slice> slice_of(const graph::OpGraph& graph, const graph::Node& no
   return slice;
 }
 
-// The group's tensor operands from outside (its leaves), in first-use order.
-std::vector<std::string> group_leaves(const graph::OpGraph& graph, const ElementwiseGroup& group) {
-  std::vector<std::string> leaves;
-  for (const auto& node : graph.nodes) {
-    if (!group.members.count(node.name)) continue;
-    const auto formula = elementwise_formula(node, graph);
-    for (const auto& operand : formula->operands) {
-      if (operand.kind == FormulaOperand::Kind::ModuleTensor) leaves.push_back(operand.python);
-      if (operand.kind != FormulaOperand::Kind::Node || group.members.count(operand.node)) continue;
-      if (std::find(leaves.begin(), leaves.end(), operand.node) == leaves.end()) leaves.push_back(operand.node);
-    }
-  }
-  return leaves;
-}
-
 Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, const std::vector<Slice>& slices,
-                  const KernelRewriteOptions& options, StencilVariant variant) {
+                  const std::vector<std::string>& others, const KernelRewriteOptions& options, StencilVariant variant) {
   const graph::Node& base = *graph.find(slices[0].base);
   const auto& shape = base.meta->shape;
   const std::size_t rank = shape.size();
@@ -117,6 +102,7 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
     throw Unsupported(group.root + ": the stencil's result is broadcast beyond its slices");
   if (!is_float_dtype(base.meta->dtype) || !kernel_dtype(root.meta->dtype) || !is_float_dtype(root.meta->dtype))
     throw Unsupported(group.root + ": a stencil over " + base.meta->dtype);
+  const StencilFields fields(graph, root, others);
   // Which dimensions the taps move in decides 2D or 3D; dimensions before those are a batch of full planes.
   std::vector<bool> varies(rank, false);
   for (std::size_t d = 0; d < rank; ++d)
@@ -165,6 +151,7 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
     for (std::size_t k = 0; k < slices.size(); ++k)
       program.bind(slices[k].node->name, kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, taps[k])
                                                                              : tap_accessor(kernel.geometry, taps[k]));
+    fields.bind(kernel, program);
     kernel.update_result = program.value(group.root);
     if (!program.leaves().empty()) throw Unsupported(group.root + ": the stencil also reads " + program.leaves()[0].python);
     kernel.update_body = program.body();
@@ -177,8 +164,10 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
     throw Unsupported(group.root + ": a 3D stencil has the vec4 kernel in its direct candidate");
   if (planes && !stencil_vec4_applies(3, base.meta->dtype, root.meta->dtype, shape.back()))
     throw Unsupported(group.root + ": the vec4 kernel needs float32 rows a multiple of 4 floats wide");
+  // Its four outputs a thread have no point accessor for the other fields.
+  if (planes && !fields.empty()) throw Unsupported(group.root + ": the vec4 kernel reads no other fields");
   const StencilKernel kernel = make_kernel(planes ? StencilVariant::Direct : variant, "stencil_" + group.root);
-  const bool vec4 = planes || (variant == StencilVariant::Direct &&
+  const bool vec4 = planes || (variant == StencilVariant::Direct && fields.empty() &&
                                stencil_vec4_applies(dims, base.meta->dtype, root.meta->dtype, shape.back()));
 
   Replacement replacement;
@@ -197,7 +186,8 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
                             base.name + " (shifted slices) as one kernel with its coefficients compiled in" +
                             (vec4     ? ", four outputs per thread from 16-byte loads, neighbours through the caches"
                              : direct ? ", neighbours read through the caches"
-                                      : "");
+                                      : "") +
+                            fields.described();
   const StencilKernel vec4_kernel = vec4 ? make_kernel(StencilVariant::DirectVec4, kernel.name + "_vec4") : StencilKernel{};
   if (vec4) replacement.kernels.push_back(stencil_source(*options.knowledge, vec4_kernel));
   replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
@@ -219,10 +209,12 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
               base.meta->dtype + " " + base.name + "\"");
   // The output's shape is the slices' own (a view costs nothing).
   s.push_back(prefix + "shape = " + slices[0].node->code + ".shape");
+  if (!fields.empty())
+    s.push_back("assert " + fields.checks(prefix + "shape") + ", \"kernel " + kernel.name + " expects " + fields.expected() + "\"");
   s.push_back(group.root + " = torch.empty(" + prefix + "shape, dtype=" + out_dtype + ", device=" + prefix + "x.device)");
   s.push_back(planes ? stencil_launch_vec4_planes_or_direct(vec4_kernel, kernel, prefix + "x", group.root, prefix + "shape", "")
               : vec4  ? stencil_launch_vec4_or_direct(vec4_kernel, kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk)
-                      : stencil_launch(kernel, prefix + "x", group.root, prefix + "shape", "", z_chunk));
+                      : stencil_launch(kernel, prefix + "x", group.root, prefix + "shape", fields.arguments(), z_chunk));
   return replacement;
 }
 
@@ -234,32 +226,31 @@ std::vector<Replacement> find_slice_stencils(const graph::OpGraph& graph, std::s
   std::vector<Replacement> out;
   for (const auto& group : elementwise_groups(graph, covered)) {
     std::vector<Slice> slices;
+    std::vector<std::string> others;  // the other fields the update reads at the output point
     try {
-      bool only_slices = true;
-      for (const auto& leaf : group_leaves(graph, group)) {
+      for (const auto& leaf : stencil_group_leaves(graph, group)) {
         const graph::Node* node = graph.find(leaf);
         const auto slice = node ? slice_of(graph, *node) : std::nullopt;
         if (slice) {
           slices.push_back(*slice);
         } else {
-          only_slices = false;
+          others.push_back(leaf);
         }
       }
       if (slices.size() < 2) continue;  // no stencil here
-      if (!only_slices) throw Unsupported(group.root + ": the stencil reads tensors besides the slices of one");
       if (std::any_of(slices.begin(), slices.end(), [&](const Slice& s) { return covered.count(s.node->name) > 0; }))
         continue;
-      Replacement replacement = build(graph, group, slices, options, StencilVariant::SharedRing);
+      Replacement replacement = build(graph, group, slices, others, options, StencilVariant::SharedRing);
       covered.insert(replacement.covered.begin(), replacement.covered.end());
       // 2D float32 over rows of 4 floats: the vec4 kernel over the planes first (not yet timed on a GPU in
       // 2D, so the scalar direct variant stays a candidate of its own).
       try {
-        out.push_back(build(graph, group, slices, options, StencilVariant::DirectVec4));
+        out.push_back(build(graph, group, slices, others, options, StencilVariant::DirectVec4));
       } catch (const Unsupported&) {
-        // 3D, or not float32 rows of 4 floats: Direct below covers it
+        // 3D, not float32 rows of 4 floats, or other fields: Direct below covers it
       }
       // The direct-read variant goes first: on the H200 the shared-memory variants waited on their barriers.
-      out.push_back(build(graph, group, slices, options, StencilVariant::Direct));
+      out.push_back(build(graph, group, slices, others, options, StencilVariant::Direct));
       out.push_back(std::move(replacement));
     } catch (const Unsupported& e) {
       skipped.push_back({group.root, e.what()});

@@ -335,6 +335,103 @@ OpGraph padded_stencils() {
   return b.build({"conv3d", "conv2d", "conv2d_e"});
 }
 
+// torch.roll in the spellings the capture gives (the method and the function, ints and tuples, a
+// roll of a roll), as periodic stencils on the direct kernels' circular boundary.
+void roll(GraphBuilder& b, const std::string& name, const std::string& input, Arg shifts, Arg dims, bool method,
+          const Shape& shape) {
+  if (method) {
+    b.call(name, "call_method", "roll", "unknown", {node_arg(input), shifts, dims}, {}, shape);
+  } else {
+    b.call(name, "call_function", "torch.roll", "unknown", {node_arg(input)}, {{"shifts", shifts}, {"dims", dims}}, shape);
+  }
+}
+
+// A periodic heat step over a batch of 2D fields: u + 0.1 * (the 5-point Laplacian of u).
+OpGraph roll_heat_step_2d() {
+  const Shape shape = {2, 13, 37};
+  GraphBuilder b;
+  b.input("u", shape);
+  roll(b, "r0", "u", int_arg(1), int_arg(-1), true, shape);
+  roll(b, "r1", "u", int_arg(-1), int_arg(-1), false, shape);
+  roll(b, "r2", "u", int_arg(1), int_arg(-2), true, shape);
+  roll(b, "r3", "u", int_arg(-1), int_arg(1), false, shape);
+  b.call("a0", "call_function", "operator.add", "add", {node_arg("r0"), node_arg("r1")}, {}, shape);
+  b.call("a1", "call_function", "operator.add", "add", {node_arg("a0"), node_arg("r2")}, {}, shape);
+  b.call("a2", "call_function", "operator.add", "add", {node_arg("a1"), node_arg("r3")}, {}, shape);
+  b.call("m", "call_function", "operator.mul", "mul", {int_arg(4), node_arg("u")}, {}, shape);
+  b.call("lap", "call_function", "operator.sub", "sub", {node_arg("a2"), node_arg("m")}, {}, shape);
+  b.call("dt", "call_function", "operator.mul", "mul", {node_arg("lap"), number_arg(0.1)}, {}, shape);
+  b.call("step", "call_function", "operator.add", "add", {node_arg("u"), node_arg("dt")}, {}, shape);
+  return b.build({"step"});
+}
+
+// A 3D periodic diffusion step with a coefficient field k, the Laplacian written in a Python loop
+// over the dims: lap = -6 * u; for d in (-3, -2, -1): lap = lap + torch.roll(u, 1, d) + torch.roll(u, -1, d).
+// 66 planes: two z chunks of 33, so the last step of each is partial.
+OpGraph roll_diffusion_3d() {
+  const Shape shape = {2, 66, 5, 6};
+  GraphBuilder b;
+  b.input("u", shape).input("k", shape);
+  b.call("lap", "call_function", "operator.mul", "mul", {number_arg(-6.0), node_arg("u")}, {}, shape);
+  std::string lap = "lap";
+  for (int d : {-3, -2, -1}) {
+    const std::string id = std::to_string(-d);
+    roll(b, "plus" + id, "u", int_arg(1), int_arg(d), false, shape);
+    b.call("lap_p" + id, "call_function", "operator.add", "add", {node_arg(lap), node_arg("plus" + id)}, {}, shape);
+    roll(b, "minus" + id, "u", int_arg(-1), int_arg(d), false, shape);
+    b.call("lap_m" + id, "call_function", "operator.add", "add", {node_arg("lap_p" + id), node_arg("minus" + id)}, {}, shape);
+    lap = "lap_m" + id;
+  }
+  b.call("dk", "call_function", "operator.mul", "mul", {number_arg(0.05), node_arg("k")}, {}, shape);
+  b.call("flux", "call_function", "operator.mul", "mul", {node_arg("dk"), node_arg(lap)}, {}, shape);
+  b.call("step", "call_function", "operator.add", "add", {node_arg("u"), node_arg("flux")}, {}, shape);
+  return b.build({"step"});
+}
+
+// Tuple shifts over both dims of a 2D grid, a roll of a roll and a one-element tuple:
+// (torch.roll(u, shifts=(1, -2), dims=(-1, 0)) - u.roll(3, 1).roll(-1, -2)) * 0.5 + u.roll((1,), (0,)) * u.
+OpGraph roll_spellings() {
+  const Shape shape = {17, 23};
+  GraphBuilder b;
+  b.input("u", shape);
+  roll(b, "pair", "u", list_arg({int_arg(1), int_arg(-2)}), list_arg({int_arg(-1), int_arg(0)}), false, shape);
+  roll(b, "inner", "u", int_arg(3), int_arg(1), true, shape);
+  roll(b, "outer", "inner", int_arg(-1), int_arg(-2), true, shape);
+  roll(b, "single", "u", list_arg({int_arg(1)}), list_arg({int_arg(0)}), true, shape);
+  b.call("diff", "call_function", "operator.sub", "sub", {node_arg("pair"), node_arg("outer")}, {}, shape);
+  b.call("half", "call_function", "operator.mul", "mul", {node_arg("diff"), number_arg(0.5)}, {}, shape);
+  b.call("prod", "call_function", "operator.mul", "mul", {node_arg("single"), node_arg("u")}, {}, shape);
+  b.call("out", "call_function", "operator.add", "add", {node_arg("half"), node_arg("prod")}, {}, shape);
+  return b.build({"out"});
+}
+
+// Shifted slices with another field read at the output point: a 3D second difference along z
+// scaled by a field f (68 planes: two z chunks of 34), and a 2D average plus a field g.
+OpGraph slice_stencils_with_fields() {
+  const std::optional<long long> none;
+  GraphBuilder b;
+  b.input("x", {70, 9, 20}).input("f", {68, 7, 18}).input("v", {3, 30, 68}).input("g", {3, 28, 66});
+  const Shape out3 = {68, 7, 18}, out2 = {3, 28, 66};
+  b.call("up", "call_function", "operator.getitem", "getitem", {node_arg("x"), slices({{2, none}, {1, -1}, {1, -1}})}, {},
+         out3, "float32", "x[2:, 1:-1, 1:-1]");
+  b.call("down", "call_function", "operator.getitem", "getitem", {node_arg("x"), slices({{none, -2}, {1, -1}, {1, -1}})},
+         {}, out3, "float32", "x[:-2, 1:-1, 1:-1]");
+  b.call("mid", "call_function", "operator.getitem", "getitem", {node_arg("x"), slices({{1, -1}, {1, -1}, {1, -1}})}, {},
+         out3, "float32", "x[1:-1, 1:-1, 1:-1]");
+  b.call("s0", "call_function", "operator.add", "add", {node_arg("up"), node_arg("down")}, {}, out3);
+  b.call("s1", "call_function", "operator.mul", "mul", {int_arg(2), node_arg("mid")}, {}, out3);
+  b.call("s2", "call_function", "operator.sub", "sub", {node_arg("s0"), node_arg("s1")}, {}, out3);
+  b.call("dzz", "call_function", "operator.mul", "mul", {node_arg("s2"), node_arg("f")}, {}, out3);
+  b.call("n", "call_function", "operator.getitem", "getitem", {node_arg("v"), slices({{none, none}, {none, -2}, {1, -1}})},
+         {}, out2, "float32", "v[:, :-2, 1:-1]");
+  b.call("s", "call_function", "operator.getitem", "getitem", {node_arg("v"), slices({{none, none}, {2, none}, {1, -1}})},
+         {}, out2, "float32", "v[:, 2:, 1:-1]");
+  b.call("t0", "call_function", "operator.add", "add", {node_arg("n"), node_arg("s")}, {}, out2);
+  b.call("t1", "call_function", "operator.mul", "mul", {node_arg("t0"), number_arg(0.5)}, {}, out2);
+  b.call("avg", "call_function", "operator.add", "add", {node_arg("t1"), node_arg("g")}, {}, out2);
+  return b.build({"dzz", "avg"});
+}
+
 const std::vector<std::string> kLaplacianIn27 = {
     "stencil.zero_()", "stencil[0, 0, 1, 1, 1] = -6.0",
     "stencil[0, 0, 0, 1, 1] = stencil[0, 0, 2, 1, 1] = stencil[0, 0, 1, 0, 1] = 1.0",
@@ -574,6 +671,26 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
         {"conv2d", "F.conv2d(F.pad(y, (2, 2, 2, 2), mode='reflect'), blur, groups=3)"},
         {"conv2d_e", "F.conv2d(F.pad(y, (1, 1, 1, 1), mode='replicate'), blur3, groups=3)"}},
        {"s3_stencil3d_direct_l1", "s3_stencil2d_direct_l1", "s3_stencil2d_direct_l1"}},
+      // torch.roll stencils, wrapped around through the circular boundary, with a second field read at the point.
+      {"roll_heat_step_2d", roll_heat_step_2d(),
+       {{"step", "u + (torch.roll(u, 1, -1) + torch.roll(u, -1, -1) + torch.roll(u, 1, -2) + torch.roll(u, -1, 1) - 4 * u) * 0.1"}},
+       {"s3_stencil2d_direct_l1"}},
+      {"roll_diffusion_3d", roll_diffusion_3d(),
+       {{"step", "u + 0.05 * k * (-6.0 * u + sum(torch.roll(u, 1, d) + torch.roll(u, -1, d) for d in (-3, -2, -1)))"}},
+       {"s3_stencil3d_direct_l1"}},
+      {"roll_spellings", roll_spellings(),
+       {{"out", "(torch.roll(u, shifts=(1, -2), dims=(-1, 0)) - u.roll(3, 1).roll(-1, -2)) * 0.5 + u.roll((1,), (0,)) * u"}},
+       {"s3_stencil2d_direct_l1"}},
+      // Slices and a field: the direct kernels (first) and the shared-memory ones (last); no vec4 kernel.
+      {"slice_stencils_with_fields", slice_stencils_with_fields(),
+       {{"dzz", "(x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] - 2 * x[1:-1, 1:-1, 1:-1]) * f"},
+        {"avg", "(v[:, :-2, 1:-1] + v[:, 2:, 1:-1]) * 0.5 + g"}},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
+      {"slice_stencils_with_fields_ring", slice_stencils_with_fields(),
+       {{"dzz", "(x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] - 2 * x[1:-1, 1:-1, 1:-1]) * f"},
+        {"avg", "(v[:, :-2, 1:-1] + v[:, 2:, 1:-1]) * 0.5 + g"}},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"},
+       {}, {}, false, 0.0, true},
       {"conv_stencils_ring", conv_stencils(),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
        {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27, {}, false, 0.0, true},
@@ -751,12 +868,18 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 73) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 80) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   long_row_logsumexp: lse max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   reductions_streaming: log_probs max error"));
   // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv3d max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv2d_e max error"));
+  // Rolls wrap around through the circular boundary; the other fields are read at the output point.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   roll_heat_step_2d: step max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   roll_diffusion_3d: step max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   roll_spellings: out max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   slice_stencils_with_fields: avg max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   slice_stencils_with_fields_ring: dzz max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm: mul_1 max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   rms_norm_other_length: mul_1 max error"));
   // Rows held in registers, a warp's and a block's, and the streaming kernels they fall back to.

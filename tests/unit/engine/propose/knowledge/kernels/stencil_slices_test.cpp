@@ -235,6 +235,48 @@ TEST(StencilSlices, Batched2DStencilIsATiledKernel) {
   hiera::testing::expect_kernels_compile(r);
 }
 
+// (x[2:] + x[:-2]) * y with y of the output's shape: y is a kernel argument read at the output point,
+// in the direct and the shared-tile kernels; the vec4 kernel (four outputs a thread) is not offered.
+TEST(StencilSlices, AFieldOfTheOutputsShapeIsReadAtTheOutputPoint) {
+  const std::optional<long long> none;
+  GraphBuilder b;
+  b.input("x", {64, 64}).input("y", {62, 64});
+  b.call("a", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"a", {{2, none}}, "x[2:]"})}, {},
+         {62, 64}, "float32", "x[2:]");
+  b.call("b", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"b", {{none, -2}}, "x[:-2]"})}, {},
+         {62, 64}, "float32", "x[:-2]");
+  b.call("add", "call_function", "operator.add", "add", {node_arg("a"), node_arg("b")}, {}, {62, 64});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("add"), node_arg("y")}, {}, {62, 64});
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_slice_stencils(b.build({"mul"}), covered, options(), skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].recipe, "s3_stencil2d_direct_l1");
+  EXPECT_EQ(found[1].recipe, "s3_stencil2d_shared_tile");
+  EXPECT_THAT(found[0].covered, ElementsAre("a", "add", "b", "mul"));
+  EXPECT_EQ(found[1].description, "2-point 2D stencil over x (shifted slices) as one kernel with its coefficients "
+                                  "compiled in, reading y at each output point");
+  for (const Replacement& r : found) {
+    EXPECT_THAT(r.statements,
+                ElementsAre("_mul_x = x.contiguous()",
+                            "assert _mul_x.dtype == torch.float32, \"kernel stencil_mul expects float32 x\"",
+                            "_mul_shape = x[2:].shape",
+                            "assert y.dtype == torch.float32 and y.shape == _mul_shape, \"kernel stencil_mul expects "
+                            "float32 y of the output's shape\"",
+                            "mul = torch.empty(_mul_shape, dtype=_mul_x.dtype, device=_mul_x.device)",
+                            "_kernel(\"stencil_mul\")(((_mul_shape[-1] + 31) // 32, (_mul_shape[-2] + 7) // 8, max(1, "
+                            "min(_mul_shape[:-2].numel(), 65535))), (32, 8), _mul_x, mul, y.contiguous(), "
+                            "_mul_x.shape[-1], _mul_x.shape[-2], _mul_shape[-1], _mul_shape[-2], "
+                            "nvrtc_runtime.int64(_mul_shape[:-2].numel()))"));
+    ASSERT_EQ(r.kernels.size(), 1u);
+    EXPECT_THAT(r.kernels[0].source, HasSubstr("out_t* __restrict__ out, const float* __restrict__ field0, int nx,"));
+    EXPECT_THAT(r.kernels[0].source, HasSubstr("const float t1 = t0 * static_cast<float>(field0[(batch * oy_n + yo) * "
+                                               "(long long)ox_n + xo]);"));
+    hiera::testing::expect_kernels_compile(r);
+  }
+}
+
 TEST(StencilSlices, RefusesWhatIsNoStencilOfOneTensor) {
   const std::optional<long long> none;
   // Shifted along the batch dimension of a 4D tensor: no 3D stencil.
@@ -254,10 +296,10 @@ TEST(StencilSlices, RefusesWhatIsNoStencilOfOneTensor) {
     EXPECT_EQ(skipped[0].reason, "relu: the slices shift a dimension before the last three");
     EXPECT_TRUE(covered.empty());
   }
-  // Slices plus another full-size tensor.
+  // Slices plus another tensor that is not of the output's shape (a row broadcast over it).
   {
     GraphBuilder b;
-    b.input("x", {64, 64}).input("y", {62, 64});
+    b.input("x", {64, 64}).input("y", {64});
     b.call("a", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"a", {{2, none}}, "x[2:]"})},
            {}, {62, 64}, "float32", "x[2:]");
     b.call("b", "call_function", "operator.getitem", "getitem", {node_arg("x"), index_of({"b", {{none, -2}}, "x[:-2]"})},
@@ -268,7 +310,7 @@ TEST(StencilSlices, RefusesWhatIsNoStencilOfOneTensor) {
     std::vector<SkippedRewrite> skipped;
     EXPECT_TRUE(find_slice_stencils(b.build({"mul"}), covered, options(), skipped).empty());
     ASSERT_EQ(skipped.size(), 1u);
-    EXPECT_EQ(skipped[0].reason, "mul: the stencil reads tensors besides the slices of one");
+    EXPECT_EQ(skipped[0].reason, "mul: the stencil also reads y, which is not of the output's shape");
   }
   // A slice that another op also reads must stay a tensor.
   {
