@@ -12,41 +12,14 @@
 -- "not ok N - what: why" and exits 1 on the first failure. The fixtures are
 -- copied to a scratch folder (buffers and runs live there) and never written.
 
-local script_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
-local repo = vim.fn.fnamemodify(script_dir .. '/../../..', ':p'):gsub('/$', '')
-local fixtures = vim.fn.fnamemodify(os.getenv('HIERA_E2E_FIXTURES') or (repo .. '/tests/e2e/fixtures'), ':p'):gsub('/$', '')
-local optimize_fixtures = repo .. '/tests/fixtures/optimize'
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/../nvim/harness.lua')
+local fail, check, check_eq, wait_for = h.fail, h.check, h.check_eq, h.wait_for
+local request, at, hover, code_actions, titles = h.request, h.at, h.hover, h.code_actions, h.titles
+local read, printed = h.read, h.printed
+local optimize_fixtures = h.repo .. '/tests/fixtures/optimize'
 local hiera_bin = os.getenv('HIERA_BIN')
-
-local tap = dofile(repo .. '/tests/e2e/nvim/tap.lua')
-local WAIT_MS = tap.WAIT_MS
-local out, fail, check, check_eq, wait_for = tap.out, tap.fail, tap.check, tap.check_eq, tap.wait_for
 -- An optimize job on the CPU worker takes seconds to tens of seconds on a busy machine.
 local JOB_MS = 90000
-
--- Neovim 0.7's applyEdit handler print()s "Workspace edit <label>", which in
--- headless mode lands among the "ok" lines: keep it instead.
-local printed = {}
-_G.print = function(...)
-  local parts = {}
-  for i = 1, select('#', ...) do parts[i] = tostring((select(i, ...))) end
-  table.insert(printed, table.concat(parts, ' '))
-end
-local notes = {}
-vim.notify = function(msg, level) table.insert(notes, { msg = msg, level = level }) end
-
-local function read(path)
-  local file = assert(io.open(path, 'rb'))
-  local text = file:read('*a')
-  file:close()
-  return text
-end
-
-local function write(path, text)
-  local file = assert(io.open(path, 'wb'))
-  file:write(text)
-  file:close()
-end
 
 -- An OpenAI-compatible endpoint on 127.0.0.1 served by libuv in this
 -- process: every POST gets `reply` (a chat.completion JSON text); with
@@ -90,8 +63,6 @@ local function start_llm(reply)
   return llm
 end
 
-local function lines_of(bufnr) return vim.api.nvim_buf_get_lines(bufnr, 0, -1, false) end
-
 local function split(text)
   local list = vim.split(text, '\n', { plain = true })
   if list[#list] == '' then table.remove(list) end
@@ -104,40 +75,7 @@ local function slice(list, from, to)
   return out_list
 end
 
-local client_id
-local exit_code
 local llm
-local scratch
-
-local function client() return vim.lsp.get_client_by_id(client_id) end
-
-local function request(bufnr, method, params)
-  local responses, err = vim.lsp.buf_request_sync(bufnr, method, params, WAIT_MS)
-  if not responses then fail(method, 'no answer: ' .. tostring(err)) end
-  local response = responses[client_id]
-  if not response then fail(method, 'no answer from the client ' .. client_id) end
-  if response.err then fail(method, 'error reply: ' .. vim.inspect(response.err)) end
-  return response.result
-end
-
-local function at(bufnr, row, col)
-  vim.api.nvim_win_set_buf(0, bufnr)
-  vim.api.nvim_win_set_cursor(0, { row, col })
-end
-
-local function hover(bufnr, row, col)
-  at(bufnr, row, col)
-  return request(bufnr, 'textDocument/hover', vim.lsp.util.make_position_params())
-end
-
-local function code_actions(bufnr, row, col)
-  at(bufnr, row, col)
-  local params = vim.lsp.util.make_range_params()
-  params.context = { diagnostics = {} }
-  return request(bufnr, 'textDocument/codeAction', params)
-end
-
-local function titles(actions) return vim.tbl_map(function(a) return a.title end, actions) end
 
 local function diagnostic_fields(bufnr)
   return vim.tbl_map(function(d) return { d.lnum, d.col, d.end_lnum, d.end_col, d.severity, d.code, d.message } end,
@@ -146,16 +84,11 @@ end
 
 local function run()
   if not hiera_bin or hiera_bin == '' then fail('setup', 'HIERA_BIN is not set') end
-  vim.g.loaded_python3_provider = 0
-  vim.g.loaded_python_provider = 0
-  vim.cmd('filetype on')
-  vim.cmd('set runtimepath+=' .. vim.fn.fnameescape(repo .. '/editors/nvim'))
-
-  scratch = vim.fn.tempname()
-  vim.fn.mkdir(scratch, 'p')
-  write(scratch .. '/saxpy.cu', read(fixtures .. '/saxpy.cu'))
+  h.setup_editor({ plugin = true })
+  local scratch = h.scratch()
+  h.copy(h.fixtures .. '/saxpy.cu', scratch .. '/saxpy.cu')
   local row_loop = read(optimize_fixtures .. '/row_loop_mlp.py')
-  write(scratch .. '/row_loop_mlp.py', row_loop)
+  h.write(scratch .. '/row_loop_mlp.py', row_loop)
 
   local correct = read(optimize_fixtures .. '/replies/correct.py')
   llm = start_llm(vim.fn.json_encode({
@@ -166,8 +99,7 @@ local function run()
   }))
 
   -- The settings that run the optimizer on the CPU worker with one candidate from the LLM above.
-  local hiera = require('hiera')
-  hiera.setup({
+  h.setup_plugin({
     cmd = { hiera_bin, 'lsp' },
     settings = {
       gpu = 'h200',
@@ -176,30 +108,24 @@ local function run()
       budget = { candidates = 1, minutes = 2 },
       runsDir = scratch .. '/runs',
     },
-    on_exit = function(code) exit_code = code end,
   })
 
   -- CUDA ----------------------------------------------------------------------
-  vim.cmd('silent edit ' .. vim.fn.fnameescape(scratch .. '/saxpy.cu'))
-  local cu = vim.api.nvim_get_current_buf()
-  wait_for('the client to start and attach', function()
-    return exit_code ~= nil or #vim.tbl_filter(function(c) return c.name == 'hiera' end, vim.lsp.buf_get_clients(cu)) > 0
-  end)
-  if exit_code ~= nil then fail('initialize', 'hiera lsp exited with code ' .. exit_code) end
-  client_id = vim.tbl_filter(function(c) return c.name == 'hiera' end, vim.lsp.buf_get_clients(cu))[1].id
-  check('hiera lsp attached to the .cu buffer', client().initialized)
-  check_eq('its commands', client().server_capabilities.executeCommandProvider.commands,
+  local cu = h.edit(scratch .. '/saxpy.cu')
+  local client = h.wait_attached(cu)
+  check('hiera lsp attached to the .cu buffer', client.initialized)
+  check_eq('its commands', client.server_capabilities.executeCommandProvider.commands,
     { 'hiera.cancelJob', 'hiera.jobs', 'hiera.optimizeSymbol', 'hiera.profileSymbol', 'hiera.showSpec', 'hiera.explainHint' })
 
   local warn, info = vim.diagnostic.severity.WARN, vim.diagnostic.severity.INFO
-  wait_for('diagnostics of saxpy.cu', function() return #vim.diagnostic.get(cu) == 2 end)
+  h.wait_diagnostics(cu, 2)
   check_eq('the hint diagnostics of saxpy.cu', diagnostic_fields(cu), {
     { 5, 38, 5, 46, info, 'cuda.missing_restrict', "'x' is only read in 'saxpy': declare it const and __restrict__" },
     { 11, 26, 11, 29, warn, 'cuda.block_size', 'block of 100 threads is not a multiple of 32: its last warp runs 4 of 32 lanes' },
   })
 
   local estimate = '**Estimate** on H200: 2.62 µs at speed of light, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)'
-  check_eq('hover on the kernel', hover(cu, 6, 18), {
+  check_eq('hover on the kernel', (hover(cu, 6, 18)), {
     contents = { kind = 'markdown', value = '### kernel `saxpy`\n\n' .. estimate .. '\n\nNot measured yet: run *Profile kernel saxpy*.\n' },
     range = { start = { line = 5, character = 16 }, ['end'] = { line = 5, character = 21 } },
   })
@@ -217,17 +143,16 @@ local function run()
     'Profile kernel saxpy', 'Show task spec for saxpy', 'Add launch contract',
   })
   local fix = request(cu, 'codeAction/resolve', actions[1])
-  vim.lsp.util.apply_workspace_edit(fix.edit, client().offset_encoding)
+  vim.lsp.util.apply_workspace_edit(fix.edit, client.offset_encoding)
   check_eq('the quick fix applied to the buffer', vim.api.nvim_buf_get_lines(cu, 5, 6, false)[1],
     '__global__ void saxpy(int n, float a, const float* __restrict__ x, float* y) {')
-  wait_for('the fixed hint to go', function() return #vim.diagnostic.get(cu) == 1 end)
+  h.wait_diagnostics(cu, 1, 'the fixed hint to go')
   check_eq('only the block size hint is left', vim.diagnostic.get(cu)[1].code, 'cuda.block_size')
 
   -- Python ----------------------------------------------------------------------
-  vim.cmd('silent hide edit ' .. vim.fn.fnameescape(scratch .. '/row_loop_mlp.py'))
-  local py = vim.api.nvim_get_current_buf()
-  check('the same client attached to the .py buffer', vim.lsp.buf_is_attached(py, client_id))
-  wait_for('diagnostics of row_loop_mlp.py', function() return #vim.diagnostic.get(py) == 1 end)
+  local py = h.edit(scratch .. '/row_loop_mlp.py', { hide = true })
+  check('the same client attached to the .py buffer', vim.lsp.buf_is_attached(py, h.client_id))
+  h.wait_diagnostics(py, 1)
   check_eq('the python loop hint', diagnostic_fields(py), {
     { 14, 15, 14, 79, warn, 'torch.python_loop',
       'Python loop over a tensor in forward runs a matmul per iteration: one batched matmul does them all' },
@@ -243,10 +168,7 @@ local function run()
   local progress = require('hiera.progress')
   at(py, 14, 8)
   vim.cmd('HieraOptimize')
-  wait_for('the end of the optimize job', function()
-    return progress.find('hiera-job-1') ~= nil and progress.find('hiera-job-1').done
-  end, JOB_MS)
-  local job = progress.find('hiera-job-1')
+  local job = h.wait_job('the end of the optimize job', 'hiera-job-1', { done = true, timeout = JOB_MS })
   check_eq('the job is "Optimize Model"', job.title, 'Optimize Model')
   check('it ends verified faster: ' .. job.end_message,
     job.end_message:find('^Model: %d+%.%d%dx faster on cpu, verified; report: ' .. vim.pesc(scratch) .. '/runs/') ~= nil)
@@ -258,7 +180,7 @@ local function run()
     printed[#printed]:find('^Workspace edit hiera: optimized Model %(%d+%.%d%dx%)$') ~= nil, vim.inspect(printed))
 
   local original = split(row_loop)
-  local now = lines_of(py)
+  local now = h.lines(py)
   check_eq('the original Model is intact', slice(now, 1, 16), slice(original, 1, 16))
   check_eq('two blank lines after it', slice(now, 17, 18), { '', '' })
   check('the annotation comment', now[19]:find('^# Optimized by hiera on cpu: %d+%.%d%dx faster than the original, verified%.$')
@@ -299,16 +221,12 @@ local function run()
   llm.release()
   check_eq('it ends "cancelled"', progress.find('hiera-job-2').end_message, 'cancelled')
   vim.wait(300)
-  check_eq('the buffer is unchanged by the cancelled job', lines_of(py), now)
+  check_eq('the buffer is unchanged by the cancelled job', h.lines(py), now)
 
   -- Shutdown.
-  vim.lsp.stop_client(client_id)
-  wait_for('the server to exit', function() return exit_code ~= nil end)
-  check_eq('hiera lsp exit code after shutdown/exit', exit_code, 0)
+  check_eq('hiera lsp exit code after shutdown/exit', h.stop(), 0)
 end
 
-tap.main('nvim features e2e', 240, run, function(ok)
+h.main('nvim features e2e', 240, run, function()
   if llm then llm.close() end
-  if scratch then vim.fn.delete(scratch, 'rf') end
-  if not ok and client_id and client() then vim.lsp.stop_client(client_id, true) end
 end)

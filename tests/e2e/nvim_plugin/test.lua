@@ -9,59 +9,11 @@
 -- Prints one "ok N - what" line per check and exits 0, or prints
 -- "not ok N - what: why" and exits 1 on the first failure.
 
-local script_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
-local repo = vim.fn.fnamemodify(script_dir .. '/../../..', ':p'):gsub('/$', '')
-local plugin_dir = repo .. '/editors/nvim'
-local fixtures = vim.fn.fnamemodify(os.getenv('HIERA_E2E_FIXTURES') or (script_dir .. '/../fixtures'), ':p'):gsub('/$', '')
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/../nvim/harness.lua')
+local fail, check, check_eq, wait_for = h.fail, h.check, h.check_eq, h.wait_for
+local notes, note_index, wait_note, notes_text = h.notes, h.note_index, h.wait_note, h.notes_text
+local first_line, hiera_clients = h.first_line, h.hiera_clients
 local server = os.getenv('HIERA_TEST_LSP')
-
-local tap = dofile(script_dir .. '/../nvim/tap.lua')
-local WAIT_MS = tap.WAIT_MS
-local out, fail, check, check_eq, wait_for = tap.out, tap.fail, tap.check, tap.check_eq, tap.wait_for
-
--- Neovim 0.7's applyEdit handler print()s "Workspace edit <label>", which in
--- headless mode lands in the middle of the "ok" lines: keep it instead.
-local printed = {}
-_G.print = function(...)
-  local parts = {}
-  for i = 1, select('#', ...) do parts[i] = tostring((select(i, ...))) end
-  table.insert(printed, table.concat(parts, ' '))
-end
-
--- Everything the plugin tells the user, through a replaced vim.notify.
-local notes = {}
-vim.notify = function(msg, level) table.insert(notes, { msg = msg, level = level }) end
-
--- The index of the first note at or after `from` that contains `text` (plain).
-local function note_index(text, from)
-  for i = from or 1, #notes do
-    if notes[i].msg:find(text, 1, true) then return i end
-  end
-  return nil
-end
-
-local function wait_note(what, text, from)
-  wait_for(what, function() return note_index(text, from) ~= nil end)
-  return notes[note_index(text, from)]
-end
-
-local function notes_text()
-  return vim.inspect(vim.tbl_map(function(n) return n.msg end, notes))
-end
-
-local function first_line(bufnr)
-  return vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1]
-end
-
-local function hiera_clients(bufnr)
-  local list = {}
-  local all = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr }) -- 0.10+
-    or (bufnr and vim.lsp.buf_get_clients(bufnr) or vim.lsp.get_active_clients())
-  for _, c in pairs(all) do
-    if c.name == 'hiera' then table.insert(list, c) end
-  end
-  return list
-end
 
 -- The version Neovim sent for the buffer (0.11 deprecates util.buf_versions: it is changedtick).
 local function buf_version(bufnr)
@@ -69,21 +21,12 @@ local function buf_version(bufnr)
   return vim.lsp.util.buf_versions[bufnr]
 end
 
-local exit_code
-local client_id
-
-local function client() return vim.lsp.get_client_by_id(client_id) end
-
 local function run()
   if not server or server == '' then fail('setup', 'HIERA_TEST_LSP is not set') end
-  -- The python ftplugin asks has('python3'), which probes for pynvim (seconds); no provider is needed.
-  vim.g.loaded_python3_provider = 0
-  vim.g.loaded_python_provider = 0
-  vim.cmd('filetype on')
-  vim.cmd('set runtimepath+=' .. vim.fn.fnameescape(plugin_dir))
+  h.setup_editor({ plugin = true })
 
   -- lsp/hiera.lua: the 0.11+ config table; loading it starts nothing, even on 0.7.
-  local lsp_config = dofile(plugin_dir .. '/lsp/hiera.lua')
+  local lsp_config = dofile(h.plugin_dir .. '/lsp/hiera.lua')
   check('lsp/hiera.lua loads as a table', type(lsp_config) == 'table', type(lsp_config))
   check_eq('lsp/hiera.lua cmd', lsp_config.cmd, { 'hiera', 'lsp' })
   check_eq('lsp/hiera.lua filetypes', lsp_config.filetypes, { 'cuda', 'python' })
@@ -120,11 +63,10 @@ local function run()
 
   local user_attached
   local hiera = require('hiera')
-  hiera.setup({
+  h.setup_plugin({
     cmd = { server },
     actions = { optimize = 'run test job' },
     settings = { answer = 42 },
-    on_exit = function(code) exit_code = code end,
     -- The user's on_attach runs after the plugin's: its K wins.
     on_attach = function(_, bufnr)
       user_attached = bufnr
@@ -134,43 +76,33 @@ local function run()
   check('setup returns the module', hiera.optimize ~= nil)
 
   -- CUDA file: the client starts and attaches.
-  vim.cmd('silent edit ' .. vim.fn.fnameescape(fixtures .. '/vector_add.cu'))
-  local cu = vim.api.nvim_get_current_buf()
+  local cu = h.edit(h.fixtures .. '/vector_add.cu')
   check_eq('filetype of the .cu buffer', vim.bo[cu].filetype, 'cuda')
-  -- Neovim 0.7 lists a client (buf_get_clients) once it has initialized.
-  wait_for('the client to start and attach', function() return exit_code ~= nil or #hiera_clients(cu) > 0 end)
-  if exit_code ~= nil then fail('initialize', 'the server exited with code ' .. exit_code .. ': ' .. notes_text()) end
-  local attached = hiera_clients(cu)
-  check_eq('one hiera client attached to the .cu buffer', #attached, 1)
-  client_id = attached[1].id
-  check('the server answered initialize', client().initialized)
+  local client = h.wait_attached(cu, notes_text)
+  check_eq('one hiera client attached to the .cu buffer', #hiera_clients(cu), 1)
+  check('the server answered initialize', client.initialized)
   wait_for('the user on_attach', function() return user_attached == cu end)
   check_eq("the user's on_attach maps K over the plugin's hover", vim.fn.maparg('K', 'n'), '<Cmd>echo "mine"<CR>')
-  check_eq('cmd from setup', client().config.cmd, { server })
-  check_eq('settings as initializationOptions', client().config.init_options, { answer = 42 })
-  check_eq('settings for workspace/configuration (section hiera)', client().config.settings, { hiera = { answer = 42 } })
-  local root = client().config.root_dir
-  check('root_dir contains the file', type(root) == 'string' and (fixtures .. '/'):sub(1, #root + 1) == root .. '/',
+  check_eq('cmd from setup', client.config.cmd, { server })
+  check_eq('settings as initializationOptions', client.config.init_options, { answer = 42 })
+  check_eq('settings for workspace/configuration (section hiera)', client.config.settings, { hiera = { answer = 42 } })
+  local root = client.config.root_dir
+  check('root_dir contains the file', type(root) == 'string' and (h.fixtures .. '/'):sub(1, #root + 1) == root .. '/',
     tostring(root))
 
   -- Python file: the same client (same root), attached too.
-  vim.cmd('silent hide edit ' .. vim.fn.fnameescape(fixtures .. '/model.py'))
-  local py = vim.api.nvim_get_current_buf()
+  local py = h.edit(h.fixtures .. '/model.py', { hide = true })
   check_eq('filetype of the .py buffer', vim.bo[py].filetype, 'python')
   local py_clients = hiera_clients(py)
-  check('the same client attached to the .py buffer', #py_clients == 1 and py_clients[1].id == client_id,
+  check('the same client attached to the .py buffer', #py_clients == 1 and py_clients[1].id == h.client_id,
     vim.inspect(vim.tbl_map(function(c) return c.id end, py_clients)))
   check_eq('still one hiera client', #hiera_clients(nil), 1)
 
   -- Hover, through Neovim's request API.
   local function hover(bufnr, row, col)
-    vim.api.nvim_win_set_buf(0, bufnr)
-    vim.api.nvim_win_set_cursor(0, { row, col })
-    local params = vim.lsp.util.make_position_params(0, client().offset_encoding)
-    local answers = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', params, WAIT_MS)
-    local answer = answers and answers[client_id]
-    if not answer or answer.err or not answer.result then fail('hover', vim.inspect(answers)) end
-    return answer.result.contents.value
+    local result = h.hover(bufnr, row, col)
+    if not result then fail('hover', 'no result') end
+    return result.contents.value
   end
   check_eq('hover in the .py buffer', hover(py, 13, 9), '`forward` at line 12, column 8 (utf-16)')
   check_eq('hover in the .cu buffer (after CJK and emoji)', hover(cu, 5, 25), '`idx` at line 4, column 18 (utf-16)')
@@ -195,8 +127,8 @@ local function run()
   check_eq('the command answered with the job id', require('hiera.commands').last_job, 'hiera-job-1')
   check('the progress reached the previously installed $/progress handler (7 values)', chained >= 7,
     'chained ' .. chained)
-  if client().messages and client().messages.progress then
-    check_eq("Neovim's own progress state saw the end", client().messages.progress['hiera-job-1'].done, true)
+  if client.messages and client.messages.progress then
+    check_eq("Neovim's own progress state saw the end", client.messages.progress['hiera-job-1'].done, true)
   end
 
   -- :HieraStatus: the finished job.
@@ -228,7 +160,7 @@ local function run()
   local function start_long_job()
     vim.api.nvim_win_set_buf(0, py)
     -- Straight to the server, as any other plugin could (vim.lsp.buf.execute_command is deprecated in 0.11).
-    require('hiera.util').request(client(), 'workspace/executeCommand', {
+    require('hiera.util').request(client, 'workspace/executeCommand', {
       command = 'hiera.test.slowJob',
       arguments = { { uri = vim.uri_from_bufnr(py), version = buf_version(py), steps = 100, stepMs = 100 } },
     }, function() end, py)
@@ -295,15 +227,11 @@ local function run()
   check_eq('format_item shows the title', selects[1].opts.format_item(selects[1].items[1]), 'hiera-test: run test job')
   wait_for('the job edit in the .py buffer', function() return first_line(py) == '# hiera-test: job done' end)
   check_eq('HieraProfile: the chosen action ran end to end', first_line(py), '# hiera-test: job done')
-  wait_for('the end of the fourth job', function() return progress.find('hiera-job-4') and progress.find('hiera-job-4').done end)
+  h.wait_job('the end of the fourth job', 'hiera-job-4', { done = true })
   check_eq('the fourth job succeeded', progress.find('hiera-job-4').end_message, 'done')
 
   -- Shutdown.
-  vim.lsp.stop_client(client_id)
-  wait_for('the server to exit', function() return exit_code ~= nil end)
-  check_eq('server exit code after shutdown/exit', exit_code, 0)
+  check_eq('server exit code after shutdown/exit', h.stop(), 0)
 end
 
-tap.main('nvim plugin e2e', 60, run, function(ok)
-  if not ok and client_id and client() then vim.lsp.stop_client(client_id, true) end
-end)
+h.main('nvim plugin e2e', 60, run)

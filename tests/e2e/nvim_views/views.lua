@@ -11,77 +11,35 @@
 -- why" and exits 1 on the first failure. The fixtures are copied to a scratch
 -- folder and never written.
 
-local script_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
-local repo = vim.fn.fnamemodify(script_dir .. '/../../..', ':p'):gsub('/$', '')
-local fixtures = vim.fn.fnamemodify(os.getenv('HIERA_E2E_FIXTURES') or (repo .. '/tests/e2e/fixtures'), ':p'):gsub('/$', '')
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/../nvim/harness.lua')
+local fail, check_eq, wait_for, request = h.fail, h.check_eq, h.wait_for, h.request
 local hiera_bin = os.getenv('HIERA_BIN')
-
-local tap = dofile(repo .. '/tests/e2e/nvim/tap.lua')
-local WAIT_MS = tap.WAIT_MS
-local fail, check, check_eq, wait_for = tap.fail, tap.check, tap.check_eq, tap.wait_for
-
-local function copy(from, to)
-  local input = assert(io.open(from, 'rb'))
-  local text = input:read('*a')
-  input:close()
-  local output = assert(io.open(to, 'wb'))
-  output:write(text)
-  output:close()
-end
-
-local client_id
-local exit_code
-local scratch
-
-local function client() return vim.lsp.get_client_by_id(client_id) end
-
-local function request(bufnr, method, params)
-  local responses, err = vim.lsp.buf_request_sync(bufnr, method, params, WAIT_MS)
-  if not responses then fail(method, 'no answer: ' .. tostring(err)) end
-  local response = responses[client_id]
-  if not response then fail(method, 'no answer from the client ' .. client_id) end
-  if response.err then fail(method, 'error reply: ' .. vim.inspect(response.err)) end
-  return response.result
-end
 
 local function pos(line, character) return { line = line, character = character } end
 local function range(l1, c1, l2, c2) return { start = pos(l1, c1), ['end'] = pos(l2, c2) } end
 
 local function edit(path)
-  vim.cmd('silent edit ' .. vim.fn.fnameescape(path))
-  local bufnr = vim.api.nvim_get_current_buf()
-  wait_for('hiera to attach to ' .. path, function()
-    return exit_code ~= nil or #vim.tbl_filter(function(c) return c.name == 'hiera' end, vim.lsp.buf_get_clients(bufnr)) > 0
-  end)
-  if exit_code ~= nil then fail('initialize', 'hiera lsp exited with code ' .. exit_code) end
+  local bufnr = h.edit(path)
+  h.wait_attached(bufnr)
   return bufnr
 end
 
 local function run()
   if not hiera_bin or hiera_bin == '' then fail('setup', 'HIERA_BIN is not set') end
-  vim.g.loaded_python3_provider = 0
-  vim.g.loaded_python_provider = 0
-  vim.cmd('filetype on')
-  vim.cmd('set runtimepath+=' .. vim.fn.fnameescape(repo .. '/editors/nvim'))
-  scratch = vim.fn.tempname()
-  vim.fn.mkdir(scratch, 'p')
-  copy(fixtures .. '/saxpy.cu', scratch .. '/saxpy.cu')
-  copy(fixtures .. '/model.py', scratch .. '/model.py')
+  h.setup_editor({ plugin = true })
+  local scratch = h.scratch()
+  h.copy(h.fixtures .. '/saxpy.cu', scratch .. '/saxpy.cu')
+  h.copy(h.fixtures .. '/model.py', scratch .. '/model.py')
 
-  require('hiera').setup({
-    cmd = { hiera_bin, 'lsp' },
-    settings = { gpu = 'h200' },
-    on_exit = function(code) exit_code = code end,
-  })
+  h.setup_plugin({ cmd = { hiera_bin, 'lsp' }, settings = { gpu = 'h200' } })
 
   -- CUDA ----------------------------------------------------------------------
   local cu = edit(scratch .. '/saxpy.cu')
-  client_id = vim.tbl_filter(function(c) return c.name == 'hiera' end, vim.lsp.buf_get_clients(cu))[1].id
-  local caps = client().server_capabilities
+  local caps = h.client().server_capabilities
   check_eq('the views are advertised',
     { caps.documentSymbolProvider, caps.definitionProvider, caps.workspaceSymbolProvider, caps.inlayHintProvider },
     { true, true, true, { resolveProvider = false } })
-  wait_for('diagnostics of saxpy.cu (its analysis is built)', function() return #vim.diagnostic.get(cu) == 2 end)
+  h.wait_diagnostics(cu, 2, 'diagnostics of saxpy.cu (its analysis is built)')
 
   local cost = 'est. 2.62 µs on H200 (memory-bound)'
   local symbols = request(cu, 'textDocument/documentSymbol', { textDocument = vim.lsp.util.make_text_document_params(cu) })
@@ -139,12 +97,7 @@ local function run()
       request(py, 'workspace/symbol', { query = 'SXP' })),
     { { 'saxpy', 12, vim.uri_from_bufnr(cu), range(5, 16, 5, 21) } })
 
-  vim.lsp.stop_client(client_id)
-  wait_for('hiera lsp to exit', function() return exit_code ~= nil end)
-  check_eq('exit code after shutdown', exit_code, 0)
+  check_eq('exit code after shutdown', h.stop(), 0)
 end
 
-tap.main('nvim views', 60, run, function()
-  if exit_code == nil and client_id then pcall(vim.lsp.stop_client, client_id, true) end
-  if scratch then vim.fn.delete(scratch, 'rf') end
-end)
+h.main('nvim views', 60, run)
