@@ -4,7 +4,11 @@
 // the server sent and helpers that wait for it with timeouts.
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
 const { after } = require('node:test');
 const {
   createProtocolConnection,
@@ -25,6 +29,22 @@ function binary(name) {
 
 const testServer = () => binary('HIERA_TEST_LSP');
 const hieraBin = () => binary('HIERA_BIN');
+
+const REPO = path.resolve(__dirname, '../../../..');
+const FIXTURES = process.env.HIERA_E2E_FIXTURES || path.join(REPO, 'tests/e2e/fixtures');
+// The text of a file of FIXTURES.
+const fixture = (name) => fs.readFileSync(path.join(FIXTURES, name), 'utf8');
+
+const pos = (line, character) => ({ line, character });
+const range = (l1, c1, l2, c2) => ({ start: pos(l1, c1), end: pos(l2, c2) });
+const uriOf = (file) => pathToFileURL(file).href;
+
+// A scratch folder for test `t` (documents' files, runs directories), removed when it ends.
+function scratchDir(t, prefix = 'hiera-e2e-') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 // Client capabilities of a modern editor; tests switch pieces off.
 function fullCapabilities({ utf8 = false } = {}) {
@@ -198,6 +218,15 @@ class Session {
     return this.connection.sendNotification(method, params);
   }
 
+  hover(uri, line, character, options) {
+    return this.request('textDocument/hover', { textDocument: { uri }, position: pos(line, character) }, options);
+  }
+
+  // The code actions offered at `at` (a range), with no diagnostics in the context.
+  codeActions(uri, at) {
+    return this.request('textDocument/codeAction', { textDocument: { uri }, range: at, context: { diagnostics: [] } });
+  }
+
   async initialize(capabilities = fullCapabilities(), extra = {}) {
     const result = await this.request('initialize', {
       processId: process.pid,
@@ -302,6 +331,9 @@ function startStdio({ bin = testServer(), args = [] } = {}) {
   return new Session({ child, reader: new StreamMessageReader(child.stdout), writer: new StreamMessageWriter(child.stdin) });
 }
 
+// A session with the real `hiera lsp` (no test features).
+const startHiera = () => startStdio({ bin: hieraBin(), args: ['lsp'] });
+
 // A session over TCP: the server listens on an ephemeral loopback port and
 // names it on stderr.
 async function startTcp({ bin = testServer(), args = [] } = {}) {
@@ -349,16 +381,24 @@ async function withSession(start, body) {
 module.exports = {
   CancellationTokenSource,
   DEFAULT_WAIT_MS,
+  FIXTURES,
+  REPO,
   ResponseError,
   Session,
   TextDocument,
+  fixture,
   fullCapabilities,
   hieraBin,
+  pos,
   positionIn,
+  range,
+  scratchDir,
   sleep,
+  startHiera,
   startStdio,
   startTcp,
   testServer,
+  uriOf,
   withSession,
   withTimeout,
 };

@@ -18,8 +18,7 @@ const COLUMNS = {
   'utf-8': { todo: 15, word: 27, wordEnd: 39, afterScale: 32, one: 42, answer: 42 },
 };
 
-const pos = (line, character) => ({ line, character });
-const range = (l1, c1, l2, c2) => ({ start: pos(l1, c1), end: pos(l2, c2) });
+const { pos, range } = h;
 
 // Opens V1 and edits it into FINAL with two incremental didChange notifications;
 // the ranges on the wire are in `encoding`, the client's own copy is UTF-16.
@@ -55,9 +54,7 @@ async function editIntoFinal(s, encoding) {
   assert.deepEqual(await s.waitForDiagnostics(URI, 3), { uri: URI, version: 3, diagnostics: [todo] });
 }
 
-async function hover(s, line, character) {
-  return s.request('textDocument/hover', { textDocument: { uri: URI }, position: pos(line, character) });
-}
+const hover = (s, line, character) => s.hover(URI, line, character);
 
 test('UTF-16: incremental changes with CJK and emoji, hover columns, diagnostics with versions', T, () =>
   h.withSession(h.startStdio, async (s) => {

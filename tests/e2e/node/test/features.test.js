@@ -12,18 +12,15 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { pathToFileURL } = require('node:url');
 const h = require('../lib/harness');
 const { chatReplyWithFile, startScriptedLlm } = require('../lib/scripted_llm');
 
-const REPO = path.resolve(__dirname, '../../../..');
-const FIXTURES = process.env.HIERA_E2E_FIXTURES || path.join(REPO, 'tests/e2e/fixtures');
+const { REPO, range, uriOf } = h;
 const OPTIMIZE_FIXTURES = path.join(REPO, 'tests/fixtures/optimize');
-const SAXPY = fs.readFileSync(path.join(FIXTURES, 'saxpy.cu'), 'utf8');
+const SAXPY = h.fixture('saxpy.cu');
 const ROW_LOOP = fs.readFileSync(path.join(OPTIMIZE_FIXTURES, 'row_loop_mlp.py'), 'utf8');
-const recipe = (id) => pathToFileURL(path.join(REPO, 'knowledge/recipes', `${id}.json`)).href;
+const recipe = (id) => uriOf(path.join(REPO, 'knowledge/recipes', `${id}.json`));
 
 // Why the optimizer cannot run here, or null: it needs hiera-worker next to
 // hiera and a python3 that imports torch (the worker's PyTorch runner).
@@ -40,19 +37,7 @@ function optimizerMissing() {
 const missing = optimizerMissing();
 
 // A scratch folder per test: the documents' URIs and the runs directory.
-function scratch(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hiera-e2e-features-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-const uriOf = (file) => pathToFileURL(file).href;
-const pos = (line, character) => ({ line, character });
-const range = (l1, c1, l2, c2) => ({ start: pos(l1, c1), end: pos(l2, c2) });
-
-function startHiera() {
-  return h.startStdio({ bin: h.hieraBin(), args: ['lsp'] });
-}
+const scratch = (t) => h.scratchDir(t, 'hiera-e2e-features-');
 
 // The settings that run the optimizer on the CPU worker with one candidate
 // from the scripted LLM and nothing retried: a job takes a few seconds. The
@@ -66,9 +51,6 @@ function optimizerSettings(llmUrl, runsDir) {
   };
 }
 
-const hover = (s, uri, line, character) => s.request('textDocument/hover', { textDocument: { uri }, position: pos(line, character) });
-const actionsAt = (s, uri, r) =>
-  s.request('textDocument/codeAction', { textDocument: { uri }, range: r, context: { diagnostics: [] } });
 const summary = (actions) => actions.map((a) => [a.title, a.kind]);
 
 // Polls `condition` (state outside the session, such as the LLM's requests).
@@ -79,7 +61,7 @@ async function until(condition, timeoutMs, what) {
 }
 
 test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code actions, a quick fix, explainHint', { timeout: 30000 }, (t) =>
-  h.withSession(startHiera, async (s) => {
+  h.withSession(h.startHiera, async (s) => {
     const dir = scratch(t);
     const init = await s.initialize(h.fullCapabilities(), { initializationOptions: { gpu: 'h200' } });
     assert.deepEqual(init.capabilities.executeCommandProvider.commands, [
@@ -111,11 +93,11 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
     assert.deepEqual(await s.waitForDiagnostics(cu, 1), { uri: cu, version: 1, diagnostics: [restrict, blockSize] });
 
     const estimate = '**Estimate** on H200: 2.62 µs at speed of light, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)';
-    assert.deepEqual(await hover(s, cu, 5, 18), {
+    assert.deepEqual(await s.hover(cu, 5, 18), {
       contents: { kind: 'markdown', value: `### kernel \`saxpy\`\n\n${estimate}\n\nNot measured yet: run *Profile kernel saxpy*.\n` },
       range: range(5, 16, 5, 21),
     });
-    assert.deepEqual(await hover(s, cu, 11, 4), {
+    assert.deepEqual(await s.hover(cu, 11, 4), {
       contents: {
         kind: 'markdown',
         value: '### launch of `saxpy` in `run_saxpy`\n\ngrid `(n + 99) / 100` · block `100` (100 threads per block)\n\n' +
@@ -123,14 +105,14 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
       },
       range: range(11, 2, 11, 44),
     });
-    assert.equal(await hover(s, cu, 9, 0), null, 'no hover on a blank line');
+    assert.equal(await s.hover(cu, 9, 0), null, 'no hover on a blank line');
     const saxpyArgs = [{ kind: 'kernel', symbol: 'saxpy', uri: cu, version: 1 }];
     assert.deepEqual(await s.request('textDocument/codeLens', { textDocument: { uri: cu } }), [
       { range: range(5, 16, 5, 21), command: { title: 'est. 2.62 µs on H200 (memory-bound)', command: 'hiera.profileSymbol', arguments: saxpyArgs } },
     ]);
 
     // On `float* x`: the quick fix and the explanation of its hint, then the kernel's actions.
-    const listed = await actionsAt(s, cu, range(5, 40, 5, 40));
+    const listed = await s.codeActions(cu, range(5, 40, 5, 40));
     assert.deepEqual(summary(listed), [
       ['Declare `float* x` const __restrict__', 'quickfix'],
       ['Explain hint cuda.missing_restrict', 'quickfix'],
@@ -151,7 +133,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
       { title: 'Show task spec for saxpy', command: 'hiera.showSpec', arguments: saxpyArgs },
     ]);
     // At the launch's block size: the explanation of its hint (it has no fix), then the launched kernel's actions.
-    assert.deepEqual(summary(await actionsAt(s, cu, range(11, 27, 11, 27))), [
+    assert.deepEqual(summary(await s.codeActions(cu, range(11, 27, 11, 27))), [
       ['Explain hint cuda.block_size', 'quickfix'],
       ['Optimize kernel saxpy', 'refactor.rewrite'],
       ['Profile kernel saxpy', 'source'],
@@ -202,7 +184,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
       source: 'hiera',
     };
     assert.deepEqual(await s.waitForDiagnostics(py, 1), { uri: py, version: 1, diagnostics: [loop] });
-    assert.deepEqual(await hover(s, py, 8, 8), {
+    assert.deepEqual(await s.hover(py, 8, 8), {
       contents: {
         kind: 'markdown',
         value: "### nn.Module `Model`\n\n1 layer · 3 ops in forward\n\nNo estimate: the shapes of forward's inputs are unknown " +
@@ -210,7 +192,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
       },
       range: range(8, 6, 8, 11),
     });
-    assert.deepEqual(await hover(s, py, 14, 30), {
+    assert.deepEqual(await s.hover(py, 14, 30), {
       contents: {
         kind: 'markdown',
         value: "### `self.linear` (linear) in `Model.forward`\n\nin a loop: the work is per iteration\n\nNo estimate: the shapes of its " +
@@ -222,7 +204,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
     assert.deepEqual(await s.request('textDocument/codeLens', { textDocument: { uri: py } }), [
       { range: range(8, 6, 8, 11), command: { title: 'not measured yet', command: 'hiera.profileSymbol', arguments: modelArgs } },
     ]);
-    const pyActions = await actionsAt(s, py, range(14, 16, 14, 16));
+    const pyActions = await s.codeActions(py, range(14, 16, 14, 16));
     assert.deepEqual(summary(pyActions), [
       ['Explain hint torch.python_loop', 'quickfix'],
       ['Optimize Model.forward', 'refactor.rewrite'],
@@ -232,7 +214,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
     assert.deepEqual((await s.request('codeAction/resolve', pyActions[1])).command,
       { title: 'Optimize Model.forward', command: 'hiera.optimizeSymbol', arguments: modelArgs });
     // Outside any module: nothing to offer.
-    assert.deepEqual(await actionsAt(s, py, range(4, 0, 4, 0)), []);
+    assert.deepEqual(await s.codeActions(py, range(4, 0, 4, 0)), []);
 
     assert.deepEqual(await s.shutdownAndExit(), { code: 0, signal: null });
   }));
@@ -241,7 +223,7 @@ test('Optimize Model.forward: progress, then the verified ModelNew inserted afte
   const dir = scratch(t);
   const llm = await startScriptedLlm([chatReplyWithFile(path.join(OPTIMIZE_FIXTURES, 'replies/correct.py'), 'python', 'One batched linear layer:')]);
   t.after(() => llm.close());
-  await h.withSession(startHiera, async (s) => {
+  await h.withSession(h.startHiera, async (s) => {
     const runs = path.join(dir, 'runs');
     await s.initialize(h.fullCapabilities(), { initializationOptions: optimizerSettings(llm.url, runs) });
     const py = uriOf(path.join(dir, 'row_loop_mlp.py'));
@@ -249,7 +231,7 @@ test('Optimize Model.forward: progress, then the verified ModelNew inserted afte
     await s.waitForDiagnostics(py, 1);
 
     // The action as an editor runs it: list, resolve, execute its command.
-    const optimize = (await actionsAt(s, py, range(13, 8, 13, 8))).find((a) => a.title === 'Optimize Model.forward');
+    const optimize = (await s.codeActions(py, range(13, 8, 13, 8))).find((a) => a.title === 'Optimize Model.forward');
     const { command } = await s.request('codeAction/resolve', optimize);
     const reply = await s.request('workspace/executeCommand', { command: command.command, arguments: command.arguments });
     assert.deepEqual(reply, { jobId: 'hiera-job-1' });
@@ -335,7 +317,7 @@ test('without a GPU worker and no CPU run asked for, Profile and Optimize stop w
   const dir = scratch(t);
   // The real worker, kept from any GPU the machine has.
   const worker = ['env', 'CUDA_VISIBLE_DEVICES=', h.hieraBin(), 'worker'];
-  await h.withSession(startHiera, async (s) => {
+  await h.withSession(h.startHiera, async (s) => {
     await s.initialize(h.fullCapabilities(), {
       initializationOptions: { worker: { command: worker }, llm: {}, runsDir: path.join(dir, 'runs') },
     });
@@ -370,7 +352,7 @@ test('a running optimize job is cancelled from the client: end "cancelled", no e
   // The LLM holds its answer: the job is still running whenever the cancel arrives.
   const llm = await startScriptedLlm([chatReplyWithFile(path.join(OPTIMIZE_FIXTURES, 'replies/correct.py'), 'python', 'Batched:')], { hold: true });
   t.after(() => llm.close());
-  await h.withSession(startHiera, async (s) => {
+  await h.withSession(h.startHiera, async (s) => {
     await s.initialize(h.fullCapabilities(), { initializationOptions: optimizerSettings(llm.url, path.join(dir, 'runs')) });
     const py = uriOf(path.join(dir, 'row_loop_mlp.py'));
     await s.open(py, 'python', ROW_LOOP);
@@ -393,7 +375,7 @@ test('a running optimize job is cancelled from the client: end "cancelled", no e
 });
 
 test('hiera.optimizeSymbol for a version the document has left: -32801, no job', { timeout: 20000 }, (t) =>
-  h.withSession(startHiera, async (s) => {
+  h.withSession(h.startHiera, async (s) => {
     const dir = scratch(t);
     await s.initialize();
     const py = uriOf(path.join(dir, 'row_loop_mlp.py'));

@@ -8,7 +8,7 @@ const URI = 'file:///tmp/hiera-e2e/notes.txt';
 
 test('hiera lsp initializes, lists hiera.cancelJob, answers hover with null, exits 0', { timeout: 20000 }, () =>
   h.withSession(
-    () => h.startStdio({ bin: h.hieraBin(), args: ['lsp'] }),
+    h.startHiera,
     async (s) => {
       const result = await s.initialize();
       assert.equal(result.serverInfo.name, 'hiera');
@@ -21,8 +21,7 @@ test('hiera lsp initializes, lists hiera.cancelJob, answers hover with null, exi
       assert.ok(!commands.some((c) => c.startsWith('hiera.test.')), 'test commands must not be in hiera');
 
       await s.open(URI, 'plaintext', 'nothing to see here\n\n');
-      const hover = await s.request('textDocument/hover', { textDocument: { uri: URI }, position: { line: 1, character: 0 } });
-      assert.equal(hover, null);
+      assert.equal(await s.hover(URI, 1, 0), null);
       assert.deepEqual(await s.request('workspace/executeCommand', { command: 'hiera.jobs', arguments: [] }), []);
       const unknown = await s.requestError('workspace/executeCommand', { command: 'hiera.test.slowJob', arguments: [{}] });
       assert.equal(unknown.code, -32602);

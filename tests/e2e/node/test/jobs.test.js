@@ -11,17 +11,10 @@ const PY = 'file:///tmp/hiera-e2e/model.py';
 const CU_TEXT = '__global__ void add(const float* a, float* b, int n) {\n  int i = threadIdx.x;\n  if (i < n) b[i] += a[i];\n}\n';
 const PY_TEXT = 'import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n';
 
-const pos = (line, character) => ({ line, character });
-const range = (l1, c1, l2, c2) => ({ start: pos(l1, c1), end: pos(l2, c2) });
+const { range } = h;
 const isRequest = (method) => (e) => e.kind === 'request' && e.method === method;
 
-async function codeActions(s, uri) {
-  return s.request('textDocument/codeAction', {
-    textDocument: { uri },
-    range: range(0, 0, 0, 0),
-    context: { diagnostics: [] },
-  });
-}
+const codeActions = (s, uri) => s.codeActions(uri, range(0, 0, 0, 0));
 
 function slowJob(s, uri, { version = 1, steps = 5, stepMs = 100 } = {}) {
   return s.request('workspace/executeCommand', {
@@ -290,7 +283,7 @@ test('$/cancelRequest stops a running hiera.test.block with -32800; the next req
       { token: source.token, timeoutMs: 8000 },
     );
     // Queued behind the blocked message loop.
-    const hover = s.request('textDocument/hover', { textDocument: { uri: CU }, position: pos(0, 12) }, { timeoutMs: 8000 });
+    const hover = s.hover(CU, 0, 12, { timeoutMs: 8000 });
     await h.sleep(200);
     source.cancel();
     const error = await blocked;

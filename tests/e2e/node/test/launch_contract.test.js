@@ -8,33 +8,27 @@
 // explicitly). Run by ctest as hiera_e2e_node_features (run.sh features).
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { pathToFileURL } = require('node:url');
 const h = require('../lib/harness');
 
-const REPO = path.resolve(__dirname, '../../../..');
-const FIXTURES = process.env.HIERA_E2E_FIXTURES || path.join(REPO, 'tests/e2e/fixtures');
-const VECTOR_ADD = fs.readFileSync(path.join(FIXTURES, 'vector_add.cu'), 'utf8');
-const range = (l1, c1, l2, c2) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
+const VECTOR_ADD = h.fixture('vector_add.cu');
+const { range } = h;
 
 // The lines the action inserts, exactly (the Neovim test reads the same file).
-const CONTRACT = fs.readFileSync(path.join(FIXTURES, 'vector_add.contract.txt'), 'utf8');
+const CONTRACT = h.fixture('vector_add.contract.txt');
 
 test('Add launch contract on an unannotated kernel, applied, then Profile starts on the CPU worker', { timeout: 60000 }, async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hiera-e2e-contract-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  await h.withSession(() => h.startStdio({ bin: h.hieraBin(), args: ['lsp'] }), async (s) => {
+  const dir = h.scratchDir(t, 'hiera-e2e-contract-');
+  await h.withSession(h.startHiera, async (s) => {
     await s.initialize(h.fullCapabilities(), {
       initializationOptions: { worker: { command: [h.hieraBin(), 'worker'], device: 'cpu' }, runsDir: path.join(dir, 'runs') },
     });
-    const uri = pathToFileURL(path.join(dir, 'vector_add.cu')).href;
+    const uri = h.uriOf(path.join(dir, 'vector_add.cu'));
     await s.open(uri, 'cuda', VECTOR_ADD);
     await s.waitForDiagnostics(uri, 1);
 
     // On the kernel's name: the kernel's actions, the contract last; listed without its edit.
-    const listed = await s.request('textDocument/codeAction', { textDocument: { uri }, range: range(3, 18, 3, 18), context: { diagnostics: [] } });
+    const listed = await s.codeActions(uri, range(3, 18, 3, 18));
     assert.deepEqual(listed.map((a) => [a.title, a.kind]), [
       ['Optimize kernel vector_add', 'refactor.rewrite'],
       ['Profile kernel vector_add', 'source'],
@@ -54,7 +48,7 @@ test('Add launch contract on an unannotated kernel, applied, then Profile starts
     assert.equal(s.text(uri), [...lines.slice(0, 3), ...CONTRACT.split('\n').slice(0, -1), ...lines.slice(3)].join('\n'));
     const after = await s.waitForDiagnostics(uri, 2);
     assert.deepEqual(after.diagnostics.filter((d) => d.code === 'hiera.annotation'), [], 'the inserted contract is well formed');
-    const again = await s.request('textDocument/codeAction', { textDocument: { uri }, range: range(11, 18, 11, 18), context: { diagnostics: [] } });
+    const again = await s.codeActions(uri, range(11, 18, 11, 18));
     assert.ok(!again.some((a) => a.title.startsWith('Add launch contract')), 'not offered once the kernel has a contract');
 
     // Profile the kernel at the new version: a job starts and reports progress.

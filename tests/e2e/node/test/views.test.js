@@ -5,25 +5,21 @@
 // written; the server sees only the text sent in didOpen). No worker needed.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const path = require('node:path');
 const { DocumentSymbolRequest, InlayHintRequest, DefinitionRequest, WorkspaceSymbolRequest } = require('vscode-languageserver-protocol');
 const h = require('../lib/harness');
 
-const FIXTURES = process.env.HIERA_E2E_FIXTURES || path.join(__dirname, '..', '..', 'fixtures');
-const SAXPY = fs.readFileSync(path.join(FIXTURES, 'saxpy.cu'), 'utf8');
-const MODEL = fs.readFileSync(path.join(FIXTURES, 'model.py'), 'utf8');
+const SAXPY = h.fixture('saxpy.cu');
+const MODEL = h.fixture('model.py');
 const CU = 'file:///tmp/hiera-e2e/views/saxpy.cu';
 const PY = 'file:///tmp/hiera-e2e/views/model.py';
 
-const pos = (line, character) => ({ line, character });
-const range = (l1, c1, l2, c2) => ({ start: pos(l1, c1), end: pos(l2, c2) });
+const { pos, range } = h;
 const SAXPY_COST = 'est. 2.62 µs on H200 (memory-bound)';
 const FUNCTION = 12, CLASS = 5, METHOD = 6, EVENT = 24, OPERATOR = 25;
 
 test('hiera lsp: outline, inlay hints, go to definition and workspace symbols on a .cu and a .py', { timeout: 30000 }, () =>
   h.withSession(
-    () => h.startStdio({ bin: h.hieraBin(), args: ['lsp'] }),
+    h.startHiera,
     async (s) => {
       const init = await s.initialize(h.fullCapabilities(), { initializationOptions: { gpu: 'H200' } });
       assert.equal(init.capabilities.documentSymbolProvider, true);
