@@ -57,7 +57,7 @@ struct LaunchSite {
   Span span;               // the whole launch expression
   Span kernel_span;
   std::string grid, block, shared_bytes = "0", stream = "0";  // expressions as written
-  Span grid_span, block_span;
+  Span grid_span, block_span;  // empty when the launch does not give them (`k<<<` cut short)
   std::vector<std::string> arguments;
   std::string caller;      // the enclosing function ("" at file scope)
   bool in_loop = false;

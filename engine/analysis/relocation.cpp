@@ -17,8 +17,9 @@ void relocate(CudaFunction& function, std::int64_t delta) {
 void relocate(LaunchSite& launch, std::int64_t delta) {
   relocate(launch.span, delta);
   relocate(launch.kernel_span, delta);
-  relocate(launch.grid_span, delta);
-  relocate(launch.block_span, delta);
+  // An empty grid or block span is one the launch does not give (cuda_findings.h): it stays unset.
+  if (!launch.grid_span.empty()) relocate(launch.grid_span, delta);
+  if (!launch.block_span.empty()) relocate(launch.block_span, delta);
   for (auto& s : launch.sizing) relocate(s.span, delta);
 }
 

@@ -125,6 +125,17 @@ TEST(AnalysisTest, EditsThroughABrokenStateStayConsistent) {
   }
 }
 
+// From tests/fuzz/fuzz_analyze_source: a line added above a launch cut off
+// before its block moved the block span it does not have.
+TEST(AnalysisTest, ALaunchWithoutABlockReanalysesAsItAnalysesFresh) {
+  const Analysis before = analyze("i(){e<<<<", Language::Cuda);
+  const Analysis incremental = analyze("\ni(){e<<<<", Language::Cuda, {}, &before);
+  const Analysis fresh = analyze("\ni(){e<<<<", Language::Cuda);
+  ASSERT_EQ(fresh.launches.size(), 1u);
+  EXPECT_EQ(fresh.launches[0].block_span, (Span{}));
+  EXPECT_EQ(incremental.launches, fresh.launches);
+}
+
 TEST(AnalysisTest, AnotherLanguageReusesNothing) {
   const std::string text = "def f():\n    pass\n";
   const Analysis cuda = analyze(text, Language::Cuda);

@@ -47,5 +47,18 @@ TEST(RelocationTest, EverySpanOfAFindingMoves) {
   EXPECT_EQ(h.fix[0].span, (Span{16, 16}));
 }
 
+// Found by tests/fuzz/fuzz_analyze_source: a launch cut off before its block
+// (`e<<<<`) has no block span, and moving one to {1, 1} made re-analysis of
+// "\ni(){e<<<<" differ from a fresh one.
+TEST(RelocationTest, ALaunchsUnsetGridAndBlockSpansStayUnset) {
+  LaunchSite l;
+  l.span = {4, 9};
+  l.kernel_span = {4, 5};
+  relocate(l, 1);
+  EXPECT_EQ(l.span, (Span{5, 10}));
+  EXPECT_EQ(l.grid_span, (Span{}));
+  EXPECT_EQ(l.block_span, (Span{}));
+}
+
 }  // namespace
 }  // namespace hiera::engine::analysis
