@@ -7,10 +7,14 @@
 //   1. stencils: elementwise combinations of shifted slices of one tensor
 //      (the 7-point Laplacian x[2:,1:-1,1:-1] + ... - 6 * x[1:-1,1:-1,1:-1]),
 //      coefficients compiled in (s3_stencil3d_7pt_register_z,
-//      s3_stencil3d_27pt, s3_stencil2d_shared_tile); and single-channel or
-//      depthwise conv2d / conv3d with stride 1 whose weight is a buffer or
-//      constant, coefficients read on the device, an F.pad before it (zeros,
-//      replicate, reflect, circular) folded into the kernel (stencil_*.h);
+//      s3_stencil3d_27pt, s3_stencil2d_shared_tile), other fields of the
+//      output's shape read at the output point; torch.roll combinations, on
+//      the direct kernels' circular boundary (stencil_rolls.h); and
+//      single-channel or depthwise conv2d / conv3d with stride 1 whose weight
+//      is a buffer or constant, an F.pad before it (zeros, replicate,
+//      reflect, circular) folded into the kernel: the coefficients the
+//      capture read compiled in (only their nonzero taps), checked against
+//      the buffer, else read on the device (stencil_conv.h);
 //   2. norms: layer, group and instance norm with the elementwise ops before
 //      and after them (s3_welford_layer_norm, s3_welford_group_norm; segments
 //      of 16384 values or more also with their statistics split across blocks,

@@ -71,6 +71,54 @@ std::optional<FoldedPad> pad_of(const graph::OpGraph& graph, const graph::Node& 
   return input ? folded_pad(graph, *input, node, dims) : std::nullopt;
 }
 
+// The weight's values, when the capture read them (a buffer built in
+// __init__): the kernel compiles in only the taps some channel uses, and, when
+// every channel has the same coefficients, the coefficients as literals. A
+// 7-point Laplacian written as a 3x3x3 conv then reads 7 points, not 27.
+struct FixedCoefficients {
+  std::vector<std::size_t> kept;       // indexes of the conv's taps with a nonzero coefficient in some channel
+  std::vector<double> shared;          // per kept tap, when every channel has the same ones; else empty
+  std::vector<double> all;             // every value of the weight, flattened, for the forward's check
+};
+
+std::optional<FixedCoefficients> fixed_coefficients(const graph::Node& weight, std::int64_t channels, std::size_t taps) {
+  const auto& values = weight.facts.values;
+  if (!values || values->size() != static_cast<std::size_t>(channels) * taps) return std::nullopt;
+  FixedCoefficients out;
+  out.all = *values;
+  bool shared = true;
+  for (std::size_t t = 0; t < taps; ++t) {
+    bool used = false;
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const double v = (*values)[static_cast<std::size_t>(c) * taps + t];
+      used = used || v != 0.0;
+      shared = shared && v == (*values)[t];
+    }
+    if (used) out.kept.push_back(t);
+  }
+  if (out.kept.empty()) return std::nullopt;  // all zeros: nothing a stencil gains
+  if (shared)
+    for (const std::size_t t : out.kept) out.shared.push_back((*values)[t]);
+  return out;
+}
+
+// Whether a weight still holds the values its kernel compiled in: checked on
+// the host once per in-place version of the tensor (a load_state_dict or a
+// copy_ bumps it; a new tensor has no mark), so a call pays a getattr.
+const char* const kHoldsValues = R"(def _hiera_holds(t, values):
+    """Whether tensor t holds `values` (flattened), remembered per in-place version of t."""
+    try:
+        version = t._version
+    except RuntimeError:  # an inference tensor keeps no version: checked every call
+        version = None
+    seen = getattr(t, "_hiera_holds_seen", None)
+    if version is not None and seen is not None and seen[0] == version and seen[1] is values:
+        return seen[2]
+    holds = t.numel() == len(values) and bool(torch.equal(t.detach().flatten().cpu(), torch.tensor(values, dtype=t.dtype)))
+    if version is not None:
+        t._hiera_holds_seen = (version, values, holds)
+    return holds)";
+
 Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options,
                   StencilVariant variant) {
   const int dims = node.kind == "conv3d" ? 3 : 2;
@@ -144,13 +192,25 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
 
   const KernelDtype& w_type = *kernel_dtype(weight->meta->dtype);
   const KernelDtype& b_type = *kernel_dtype(bias ? bias->meta->dtype : weight->meta->dtype);
-  auto make_kernel = [&](StencilVariant kind, const std::string& name) {
+  const std::optional<FixedCoefficients> fixed = fixed_coefficients(*weight, channels, taps.size());
+  // `compiled_in`: the kernel of the fixed coefficients (only their taps; literals when shared), else the one
+  // that reads all of them on the device.
+  auto make_kernel = [&](StencilVariant kind, const std::string& name, bool compiled_in) {
+    std::vector<std::size_t> index;  // the conv's tap each kernel tap is
+    if (compiled_in) {
+      index = fixed->kept;
+    } else {
+      for (std::size_t t = 0; t < taps.size(); ++t) index.push_back(t);
+    }
+    const bool literals = compiled_in && !fixed->shared.empty();
+    std::vector<StencilTap> kernel_taps;
+    for (const std::size_t t : index) kernel_taps.push_back(taps[t]);
     StencilKernel kernel;
     kernel.name = name;
     kernel.variant = kind;
     kernel.in_dtype = input->meta->dtype;
     kernel.out_dtype = node.meta->dtype;
-    kernel.geometry = stencil_geometry(dims, taps);
+    kernel.geometry = stencil_geometry(dims, kernel_taps);
     kernel.boundary = boundary;
     if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
     if (dims == 3) {
@@ -162,34 +222,48 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     kernel.extra_params = ", const " + w_type.cuda_type + "* __restrict__ weight, const " + b_type.cuda_type +
                           "* __restrict__ bias, int channels";
     const std::string k = std::to_string(taps.size());
-    // The channel's coefficients into registers once (fully unrolled: constant indices keep them there).
-    kernel.setup = "const int channel = (int)(batch % channels);\n"
-                   "  float wgt[" + k + "];\n"
-                   "#pragma unroll\n"
-                   "  for (int k = 0; k < " + k + "; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * " + k + " + k]);\n"
-                   "  const float bias_value = bias != nullptr ? static_cast<float>(bias[channel]) : 0.0f;";
+    const std::string n = std::to_string(index.size());
+    kernel.setup = "const int channel = (int)(batch % channels);\n";
+    if (literals) {
+      // The coefficients are literals: nothing to load but the bias.
+    } else if (!compiled_in) {
+      // The channel's coefficients into registers once (fully unrolled: constant indices keep them there).
+      kernel.setup += "  float wgt[" + k + "];\n"
+                      "#pragma unroll\n"
+                      "  for (int k = 0; k < " + k + "; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * " + k + " + k]);\n";
+    } else {
+      kernel.setup += "  float wgt[" + n + "];\n";
+      for (std::size_t j = 0; j < index.size(); ++j)
+        kernel.setup += "  wgt[" + std::to_string(j) + "] = static_cast<float>(weight[(long long)channel * " + k + " + " +
+                        std::to_string(index[j]) + "]);\n";
+    }
+    kernel.setup += "  const float bias_value = bias != nullptr ? static_cast<float>(bias[channel]) : 0.0f;";
     // A zero coefficient (20 of the 27 of a 7-point Laplacian written as a 3x3x3 conv) skips its
     // read: the test is uniform across the block, so it costs no divergence.
     kernel.update_body.push_back("float acc = 0.0f;");
-    for (std::size_t t = 0; t < taps.size(); ++t) {
-      const std::string w = "wgt[" + std::to_string(t) + "]";
-      const std::string tap = kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, taps[t])
-                                                                 : tap_accessor(kernel.geometry, taps[t]);
-      kernel.update_body.push_back("if (" + w + " != 0.0f) acc += " + w + " * " + tap + ";");
+    for (std::size_t j = 0; j < index.size(); ++j) {
+      const std::string tap = kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, kernel_taps[j])
+                                                                 : tap_accessor(kernel.geometry, kernel_taps[j]);
+      if (literals) {
+        kernel.update_body.push_back("acc += " + float_literal(fixed->shared[j]) + " * " + tap + ";");
+      } else {
+        const std::string w = "wgt[" + std::to_string(j) + "]";
+        kernel.update_body.push_back("if (" + w + " != 0.0f) acc += " + w + " * " + tap + ";");
+      }
     }
     kernel.update_result = "acc + bias_value";
-    if (kind == StencilVariant::DirectVec4) {
+    if (kind == StencilVariant::DirectVec4 && !literals) {
       // A row whose coefficients are all zero (the corners of a Laplacian in 27) is not read.
       for (const auto& row : kernel.geometry.rows) {
         std::string guard;
-        for (std::size_t t = 0; t < taps.size(); ++t)
-          if (taps[t].oz == row.oz && taps[t].oy == row.oy) guard += (guard.empty() ? "" : " || ") + ("wgt[" + std::to_string(t) + "] != 0.0f");
+        for (std::size_t j = 0; j < kernel_taps.size(); ++j)
+          if (kernel_taps[j].oz == row.oz && kernel_taps[j].oy == row.oy)
+            guard += (guard.empty() ? "" : " || ") + ("wgt[" + std::to_string(j) + "] != 0.0f");
         kernel.row_guards.push_back(guard);
       }
     }
     return kernel;
   };
-  const StencilKernel kernel = make_kernel(variant, "stencil_" + node.name);
   const bool vec4 = variant == StencilVariant::Direct && boundary == StencilBoundary::Zeros && stencil_vec4_applies(dims, input->meta->dtype, node.meta->dtype, in_shape.back());
 
   Replacement replacement;
@@ -200,16 +274,37 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   replacement.produces = node.name;
   replacement.covered = {node.name};
   if (pad) replacement.covered.insert(pad->node->name);
+  const std::string reads = !fixed ? "coefficients read on the device"
+                            : !fixed->shared.empty()
+                                ? "the buffer's " + std::to_string(fixed->kept.size()) + " nonzero coefficients compiled in"
+                                : "the " + std::to_string(fixed->kept.size()) + " taps the buffer uses, coefficients read on the device";
   replacement.description = node.kind + " with " + (channels == 1 ? "one channel" : "one channel per group") + " and " +
                             std::to_string(taps.size()) + " fixed coefficients as a " + std::to_string(dims) +
-                            "D stencil kernel (coefficients read on the device" +
+                            "D stencil kernel (" + reads +
+                            (fixed ? ", checked against the buffer once per change of it" : "") +
                             (pad ? std::string(", the ") + boundary_name(boundary) + " pad folded in" : std::string()) +
                             (vec4     ? ", four outputs per thread from 16-byte loads, neighbours through the caches)"
                              : direct ? ", neighbours read through the caches)"
                                       : ")");
-  const StencilKernel vec4_kernel = vec4 ? make_kernel(StencilVariant::DirectVec4, kernel.name + "_vec4") : StencilKernel{};
-  if (vec4) replacement.kernels.push_back(stencil_source(*options.knowledge, vec4_kernel));
-  replacement.kernels.push_back(stencil_source(*options.knowledge, kernel));
+  // Kernels: the fixed coefficients' (when known) and the one that reads any weight (the launch's fallback when
+  // the buffer no longer holds them); each as the vec4 kernel plus the scalar one for misaligned rows.
+  struct Kernels {
+    StencilKernel main, vec4;
+  };
+  auto kernels_for = [&](bool compiled_in, const std::string& name) {
+    Kernels out{make_kernel(variant, name, compiled_in), {}};
+    if (vec4) out.vec4 = make_kernel(StencilVariant::DirectVec4, name + "_vec4", compiled_in);
+    return out;
+  };
+  const std::string base_name = "stencil_" + node.name;
+  std::vector<Kernels> sets;
+  if (fixed) sets.push_back(kernels_for(true, base_name));
+  sets.push_back(kernels_for(false, fixed ? base_name + "_weights" : base_name));
+  for (const auto& set : sets) {
+    if (vec4) replacement.kernels.push_back(stencil_source(*options.knowledge, set.vec4));
+    replacement.kernels.push_back(stencil_source(*options.knowledge, set.main));
+  }
+  const StencilKernel& kernel = sets.back().main;
 
   const std::string prefix = "_" + node.name + "_";
   auto& s = replacement.statements;
@@ -234,8 +329,21 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
                                 : 0;
   const std::string extra = ", " + weight->name + ".contiguous(), " + (bias ? bias->name + ".contiguous()" : "None") +
                             ", " + prefix + "x.shape[1]";
-  s.push_back(vec4 ? stencil_launch_vec4_or_direct(vec4_kernel, kernel, prefix + "x", node.name, prefix + "shape", extra, z_chunk)
-                   : stencil_launch(kernel, prefix + "x", node.name, prefix + "shape", extra, z_chunk));
+  auto launch = [&](const Kernels& set) {
+    return vec4 ? stencil_launch_vec4_or_direct(set.vec4, set.main, prefix + "x", node.name, prefix + "shape", extra, z_chunk)
+                : stencil_launch(set.main, prefix + "x", node.name, prefix + "shape", extra, z_chunk);
+  };
+  if (fixed) {
+    std::string values;
+    for (const double v : fixed->all) values += (values.empty() ? "" : ", ") + python_float(v);
+    const std::string name = "_" + node.name + "_coefficients";
+    replacement.definitions.push_back(kHoldsValues);
+    replacement.definitions.push_back(name + " = (" + values + ",)");
+    s.push_back("(" + launch(sets.front()) + ") if _hiera_holds(" + weight->name + ", " + name + ") else (" +
+                launch(sets.back()) + ")");
+  } else {
+    s.push_back(launch(sets.back()));
+  }
   return replacement;
 }
 

@@ -437,6 +437,16 @@ const std::vector<std::string> kLaplacianIn27 = {
     "stencil[0, 0, 0, 1, 1] = stencil[0, 0, 2, 1, 1] = stencil[0, 0, 1, 0, 1] = 1.0",
     "stencil[0, 0, 1, 2, 1] = stencil[0, 0, 1, 1, 0] = stencil[0, 0, 1, 1, 2] = 1.0"};
 
+// The graph as captured from a module whose `stencil` buffer holds kLaplacianIn27 (the capture's facts).
+OpGraph with_laplacian_values(OpGraph graph) {
+  std::vector<double> values(27, 0.0);
+  values[13] = -6.0;
+  for (const std::size_t i : {4, 10, 12, 14, 16, 22}) values[i] = 1.0;
+  for (auto& n : graph.nodes)
+    if (n.name == "stencil") n.facts.values = values;
+  return graph;
+}
+
 // conv -> * m [N, 1, 1, W] -> + bias [C, 1, 1] -> relu: the channels_last variant (offered first) runs.
 OpGraph channels_last_epilogue() {
   GraphBuilder b;
@@ -712,6 +722,22 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
       {"conv_stencils_vec4", conv_stencils({2, 1, 10, 7, 136}),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
        {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
+      // The capture read the Laplacian's 27 values: its 7 taps compiled in, scalar and vec4 kernels, the
+      // shared-memory one; then the buffer no longer holds them (random values), so the launch takes the
+      // kernels that read the weight.
+      {"conv_stencils_compiled_in", with_laplacian_values(conv_stencils()),
+       {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27},
+      {"conv_stencils_compiled_in_vec4", with_laplacian_values(conv_stencils({2, 1, 10, 7, 136})),
+       {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27},
+      {"conv_stencils_compiled_in_ring", with_laplacian_values(conv_stencils()),
+       {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27,
+       {}, false, 0.0, true},
+      {"conv_stencils_buffer_changed", with_laplacian_values(conv_stencils({2, 1, 10, 7, 136})),
+       {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
   };
   // The TF32 implicit-GEMM convolution comes first where it applies; these run the variants after it.
   const std::string tc = "s3_tf32_implicit_gemm_conv";
@@ -868,7 +894,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 80) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 88) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   long_row_logsumexp: lse max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   reductions_streaming: log_probs max error"));
   // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
@@ -897,7 +923,10 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("slice_stencils_vec4_misaligned: lap max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   diagonal_difference_vec4: diff"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_diff_vec4)\nok   conv_stencils_vec4"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_vec4)\nok   channels_last_epilogue"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_vec4)\nok   conv_stencils_compiled_in:"));
+  // The Laplacian compiled in runs while the buffer holds it; the kernel that reads the weight once it does not.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_vec4)\nok   conv_stencils_compiled_in_ring:"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_weights_vec4)\nok   channels_last_epilogue"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));

@@ -20,6 +20,7 @@ using hiera::testing::int_arg;
 using hiera::testing::node_arg;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 KernelRewriteOptions options() { return hiera::testing::source_options(); }
 
@@ -104,6 +105,87 @@ TEST(StencilConv, SingleChannelConv3dWithFixedCoefficients) {
   EXPECT_THAT(source, HasSubstr("if (wgt[26] != 0.0f) acc += wgt[26] * PLANE(1, 1, 1);\n"));
   EXPECT_THAT(source, HasSubstr("static_cast<out_t>(acc + bias_value)"));
   hiera::testing::expect_kernels_compile(r);
+}
+
+// The 27 values of a 7-point Laplacian written as a 3x3x3 weight, as the capture reads a buffer built in __init__.
+std::vector<double> laplacian_in_27() {
+  std::vector<double> w(27, 0.0);
+  w[13] = -6.0;
+  for (const int i : {4, 10, 12, 14, 16, 22}) w[static_cast<std::size_t>(i)] = 1.0;
+  return w;
+}
+
+OpGraph with_values(OpGraph graph, const std::string& node, std::vector<double> values) {
+  for (auto& n : graph.nodes)
+    if (n.name == node) n.facts.values = std::move(values);
+  return graph;
+}
+
+TEST(StencilConv, CoefficientsTheCaptureReadAreCompiledInWithTheirZeroTapsLeftOut) {
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_conv_stencils(with_values(laplacian_conv3d(false), "stencil", laplacian_in_27()), covered,
+                                        options(), skipped);
+  ASSERT_EQ(found.size(), 2u);
+  const Replacement& direct = found[0];
+  EXPECT_EQ(direct.recipe, "s3_stencil3d_vec4_direct");
+  EXPECT_EQ(direct.description,
+            "conv3d with one channel and 27 fixed coefficients as a 3D stencil kernel (the buffer's 7 nonzero coefficients "
+            "compiled in, checked against the buffer once per change of it, four outputs per thread from 16-byte loads, "
+            "neighbours through the caches)");
+  // The compiled-in pair first, then the pair that reads any weight (the fallback when the buffer changed).
+  ASSERT_EQ(direct.kernels.size(), 4u);
+  EXPECT_EQ(direct.kernels[0].name, "stencil_conv3d_vec4");
+  EXPECT_EQ(direct.kernels[1].name, "stencil_conv3d");
+  EXPECT_EQ(direct.kernels[2].name, "stencil_conv3d_weights_vec4");
+  EXPECT_EQ(direct.kernels[3].name, "stencil_conv3d_weights");
+  const std::string& vec4 = direct.kernels[0].source;
+  // Seven taps in five rows (oz, oy) = (-1, 0), (0, -1), (0, 0), (0, 1), (1, 0), no coefficient loads, no guards.
+  EXPECT_THAT(vec4, HasSubstr("acc += 1.0f * TAP(0, 0);\n"));
+  EXPECT_THAT(vec4, HasSubstr("acc += -6.0f * TAP(2, 0);\n"));
+  EXPECT_THAT(vec4, HasSubstr("acc += 1.0f * TAP(4, 0);\n"));
+  EXPECT_THAT(vec4, Not(HasSubstr("TAP(5,")));
+  EXPECT_THAT(vec4, Not(HasSubstr("wgt[")));
+  EXPECT_THAT(direct.kernels[1].source, HasSubstr("acc += -6.0f * "));
+  EXPECT_THAT(direct.kernels[1].source, Not(HasSubstr("wgt[")));
+  EXPECT_THAT(direct.kernels[3].source, HasSubstr("if (wgt[26] != 0.0f) acc += wgt[26] * PLANE(1, 1, 1);\n"));
+  ASSERT_EQ(direct.definitions.size(), 2u);
+  EXPECT_THAT(direct.definitions[0], HasSubstr("def _hiera_holds(t, values):"));
+  EXPECT_EQ(direct.definitions[1], "_conv3d_coefficients = (0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, "
+                                   "-6.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0,)");
+  const std::string& launch = direct.statements.back();
+  EXPECT_THAT(launch, HasSubstr("(_kernel(\"stencil_conv3d_vec4\")("));
+  EXPECT_THAT(launch, HasSubstr(") if _hiera_holds(stencil, _conv3d_coefficients) else (_kernel(\"stencil_conv3d_weights_vec4\")("));
+  hiera::testing::expect_kernels_compile(direct);
+  EXPECT_EQ(found[1].recipe, "s3_stencil3d_27pt");
+  EXPECT_EQ(found[1].kernels.size(), 2u);
+  hiera::testing::expect_kernels_compile(found[1]);
+}
+
+TEST(StencilConv, ChannelsWithTheirOwnCoefficientsKeepThemOnTheDeviceButOnlyTheTapsTheyUse) {
+  // Two channels: a horizontal and a vertical difference in 3x3 weights; the corners are zero in both.
+  GraphBuilder b;
+  b.input("x", {4, 2, 64, 64});
+  b.buffer("d", "d", {2, 1, 3, 3}, false);
+  b.call("conv2d", "call_function", "torch.nn.functional.conv2d", "conv2d", {node_arg("x"), node_arg("d")},
+         {{"padding", int_arg(1)}, {"groups", int_arg(2)}}, {4, 2, 64, 64});
+  const std::vector<double> values = {0, 0, 0, -1, 0, 1, 0, 0, 0, /* */ 0, -1, 0, 0, 0, 0, 0, 1, 0};
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_conv_stencils(with_values(b.build({"conv2d"}), "d", values), covered, options(), skipped);
+  ASSERT_EQ(found.size(), 2u);
+  const Replacement& direct = found[0];
+  EXPECT_EQ(direct.recipe, "s3_stencil2d_direct_l1");
+  EXPECT_THAT(direct.description, HasSubstr("(the 4 taps the buffer uses, coefficients read on the device, checked against"));
+  ASSERT_EQ(direct.kernels.size(), 2u);
+  const std::string& source = direct.kernels[0].source;
+  EXPECT_THAT(source, HasSubstr("  wgt[0] = static_cast<float>(weight[(long long)channel * 9 + 1]);\n"));
+  EXPECT_THAT(source, HasSubstr("  wgt[3] = static_cast<float>(weight[(long long)channel * 9 + 7]);\n"));
+  EXPECT_THAT(source, HasSubstr("if (wgt[3] != 0.0f) acc += wgt[3] * IN(1, 0);"));
+  EXPECT_THAT(source, HasSubstr("  float wgt[4];\n"));
+  EXPECT_THAT(source, Not(HasSubstr("wgt[4] != 0.0f")));
+  EXPECT_THAT(direct.kernels[1].source, HasSubstr("if (wgt[8] != 0.0f) acc += wgt[8] * IN(1, 1);"));
+  hiera::testing::expect_kernels_compile(direct);
 }
 
 TEST(StencilConv, DepthwiseConv2dIsATiledStencilPerChannel) {

@@ -18,6 +18,7 @@ using hiera::testing::captured_graph;
 using hiera::testing::node_named;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::vector<Replacement> stencils(const hiera::engine::graph::OpGraph& graph, std::vector<SkippedRewrite>* skipped = nullptr) {
   std::set<std::string> covered;
@@ -44,12 +45,18 @@ TEST(StencilSpellings, ReplicatePadBeforeAGroupedConvIsTheStencilsBoundary) {
   EXPECT_EQ(r.recipe, "s3_stencil2d_direct_l1");
   EXPECT_THAT(r.covered, ElementsAre("conv2d", "pad"));
   EXPECT_EQ(r.description, "conv2d with one channel per group and 9 fixed coefficients as a 2D stencil kernel "
-                           "(coefficients read on the device, the replicate pad folded in, neighbours read through the caches)");
+                           "(the buffer's 9 nonzero coefficients compiled in, checked against the buffer once per change "
+                           "of it, the replicate pad folded in, neighbours read through the caches)");
   EXPECT_EQ(r.statements[0], "_conv2d_x = u.contiguous()");
   EXPECT_EQ(r.statements[2], "_conv2d_shape = torch.Size([_conv2d_x.shape[0], _conv2d_x.shape[1], _conv2d_x.shape[2], "
                              "_conv2d_x.shape[3]])");
+  // The Gaussian the capture read, as literals; the kernel that reads the weight is the fallback.
+  ASSERT_EQ(r.kernels.size(), 2u);
   EXPECT_THAT(r.kernels[0].source, HasSubstr("#define BOUNDARY (1)\n"));
-  EXPECT_THAT(r.kernels[0].source, HasSubstr("if (wgt[8] != 0.0f) acc += wgt[8] * IN(1, 1);"));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("acc += 0.25f * IN(1, 1);"));
+  EXPECT_THAT(r.kernels[0].source, Not(HasSubstr("weight[")));
+  EXPECT_THAT(r.kernels[1].source, HasSubstr("#define BOUNDARY (1)\n"));
+  EXPECT_THAT(r.kernels[1].source, HasSubstr("if (wgt[8] != 0.0f) acc += wgt[8] * IN(1, 1);"));
   hiera::testing::expect_kernels_compile(r);
 }
 
