@@ -107,10 +107,8 @@ std::optional<FixedCoefficients> fixed_coefficients(const graph::Node& weight, s
 // copy_ bumps it; a new tensor has no mark), so a call pays a getattr.
 const char* const kHoldsValues = R"(def _hiera_holds(t, values):
     """Whether tensor t holds `values` (flattened), remembered per in-place version of t."""
-    try:
-        version = t._version
-    except RuntimeError:  # an inference tensor keeps no version: checked every call
-        version = None
+    # An inference tensor keeps no version (reading it raises): checked every call.
+    version = None if t.is_inference() else t._version
     seen = getattr(t, "_hiera_holds_seen", None)
     if version is not None and seen is not None and seen[0] == version and seen[1] is values:
         return seen[2]

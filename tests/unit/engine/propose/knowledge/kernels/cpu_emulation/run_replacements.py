@@ -41,6 +41,19 @@ import torch
 import torch.nn.functional as F  # noqa: F401 (reference expressions use it)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "..", "..", "..", "..", "..", "..", "..", "engine", "worker", "python")
+sys.path.insert(0, RUNNER)
+from hiera_runner import static_checks  # noqa: E402 (after the runner's path)
+
+
+def static_findings(case, helpers):
+    """The worker's static checks on the replacements as the emitted module holds
+    them (helpers and definitions at module level, statements in forward): a
+    generated candidate they reject never reaches the GPU."""
+    definitions = dict.fromkeys(d for r in case["replacements"] for d in r.get("definitions", []))
+    statements = [s for r in case["replacements"] for s in r["statements"]]
+    module = "\n".join([helpers] + list(definitions) + ["def forward():"] + ["    " + s for s in statements]) + "\n"
+    return static_checks.check(module)
 
 
 class int64(object):
@@ -152,7 +165,6 @@ class CudaCompiler(object):
     """The real thing: NVRTC through hiera_runner.nvrtc_runtime."""
 
     def __init__(self):
-        sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "..", "..", "..", "engine", "worker", "python"))
         from hiera_runner import nvrtc_runtime
         self.runtime = nvrtc_runtime
 
@@ -236,6 +248,9 @@ def run_case(case, compiler, device="cpu", peak_gbs=4800.0, measured_gbs=None, h
     for statement in statements:
         exec(statement, scope)
     failures = 0
+    for finding in static_findings(case, helpers):
+        print("FAIL %s: the worker's static checks reject it: %s" % (case["name"], finding))
+        failures += 1
     for name, want in expected.items():
         got = scope[name]
         if got.shape != want.shape:
