@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <regex>
 #include <set>
 
 #include "engine/analysis/cuda_thread_index.h"
@@ -92,10 +93,35 @@ class CudaRules {
       if (c.variation != WarpVariation::Strided) continue;
       const std::string access(span_text(s.span));
       if (!reported.insert(access).second) continue;
+      if (const std::string walked = row_walk(body, s); !walked.empty()) {
+        // Each thread walks a row of its own: the fix is a row per warp, not a transpose.
+        Hint hint = make_hint("cuda.uncoalesced_access", s.span,
+                              "'" + access + "': each thread reads its own row, '" + walked +
+                                  "' stepping along it, so a warp's loads are " + stride_words(c) +
+                                  "; give a row to a warp (or block) whose lanes read consecutive elements and combine "
+                                  "with __shfl_down_sync");
+        hint.recipe = "s3_warp_shuffle_row_reduction";
+        hints_.push_back(std::move(hint));
+        continue;
+      }
       hints_.push_back(make_hint("cuda.uncoalesced_access", s.span,
                                  "'" + access + "': consecutive threads (threadIdx.x, threadIdx.x + 1) are " + stride_words(c) +
                                      ", so a warp's " + (s.written ? "stores" : "loads") + " are not coalesced"));
     }
+  }
+
+  // The loop variable a read steps along, when the read sits in a loop whose
+  // variable appears in its index (a per-thread walk of a row); "" otherwise.
+  std::string row_walk(const CudaBody& body, const CudaSubscript& s) const {
+    // The loop variable alone (a tail loop from the thread's start) walks no row.
+    if (s.written || s.indices[0].end - s.indices[0].begin < 2) return "";
+    for (const auto& loop : body.loops) {
+      if (loop.variable.empty() || s.name < loop.body.begin || s.name >= loop.body.end) continue;
+      for (std::uint32_t k = s.indices[0].begin; k < s.indices[0].end; ++k) {
+        if (scan_.code[k].kind == TokenKind::Identifier && text(k) == loop.variable) return loop.variable;
+      }
+    }
+    return "";
   }
 
   void read_only_pointers(const CudaFunction& function, const CudaBody& body, TokenRange params) {
@@ -147,16 +173,55 @@ class CudaRules {
   }
 
   void bounds_check(const CudaBody& body, const ThreadIndexClassifier& classifier, const std::set<std::string>& pointers) {
+    const CudaSubscript* s = first_unguarded(body, classifier, pointers);
+    if (!s) return;  // one per kernel: the first unguarded access
+    hints_.push_back(make_hint("cuda.missing_bounds_check", s->span,
+                               "'" + std::string(span_text(s->span)) + "': the index comes from blockIdx and threadIdx "
+                                   "but is never compared with a size"));
+  }
+
+  const CudaSubscript* first_unguarded(const CudaBody& body, const ThreadIndexClassifier& classifier,
+                                       const std::set<std::string>& pointers) const {
     for (const auto& s : body.subscripts) {
       if (s.indices.size() != 1 || !pointers.count(std::string(text(s.name)))) continue;
       const IndexClass c = classifier.classify(s.indices[0], s.name);
       if (!c.uses_block || !c.uses_thread) continue;
-      if (guarded(body, classifier, c)) continue;
-      hints_.push_back(make_hint("cuda.missing_bounds_check", s.span,
-                                 "'" + std::string(span_text(s.span)) + "': the index comes from blockIdx and threadIdx "
-                                     "but is never compared with a size"));
-      return;  // one per kernel: the first unguarded access
+      if (!guarded(body, classifier, c)) return &s;
     }
+    return nullptr;
+  }
+
+  // The first unguarded access of the kernel a launch names, in this file.
+  const CudaSubscript* launched_unguarded(const std::string& kernel) const {
+    for (std::size_t g = 0; g < scan_.functions.size(); ++g) {
+      const CudaFunction& f = scan_.functions[g];
+      if (f.kind != CudaFunctionKind::Kernel || f.name != kernel || !f.body) continue;
+      const ThreadIndexClassifier classifier(source_, scan_, scan_.bodies[g]);
+      return first_unguarded(scan_.bodies[g], classifier, pointer_parameters(f));
+    }
+    return nullptr;
+  }
+
+  // A grid rounded up, `(n + a) / b`, launching a kernel that never checks its
+  // index: the last block's extra threads read and write past n.
+  void grid_overrun(const LaunchSite& launch) {
+    std::string grid = launch.grid;
+    for (const auto& sizing : launch.sizing) {
+      if (sizing.name == grid) grid = sizing.expression;
+    }
+    static const std::regex rounded_up(R"(^\s*\(\s*([A-Za-z_][\w.]*)\s*\+\s*(\d+)\s*\)\s*/\s*(\d+)\s*$)");
+    std::smatch m;
+    if (grid.size() > 200 || !std::regex_match(grid, m, rounded_up)) return;  // a grid is short: spare the regex long text
+    const std::string n = m[1].str();
+    const long long add = std::stoll(m[2].str()), per = std::stoll(m[3].str());
+    if (add < 1 || per < 1 || add > 1000000 || per > 1000000) return;
+    const CudaSubscript* unguarded = launched_unguarded(launch.kernel);
+    if (!unguarded) return;
+    std::string message = "grid '" + grid + "' rounds " + n + " up";
+    if (add >= per) message += " by a whole block more than the ceiling (" + n + " + " + std::to_string(per - 1) + ") / " + std::to_string(per);
+    message += ", and '" + launch.kernel + "' never compares its index with a size: the last block's extra threads reach '" +
+               std::string(span_text(unguarded->span)) + "' past the end";
+    hints_.push_back(make_hint("cuda.grid_overrun", launch.grid_span.empty() ? launch.span : launch.grid_span, std::move(message)));
   }
 
   // Some condition compares a variable the index depends on (or one that
@@ -271,6 +336,7 @@ class CudaRules {
         }
       }
       if (launch.in_loop) launch_in_loop(body, launch);
+      grid_overrun(launch);
     }
   }
 

@@ -43,6 +43,12 @@ const std::vector<HintRule>& hint_rules() {
        "The grid is rounded up to whole blocks, so the last block usually has threads past the end of the data. A "
        "global index used without comparing it to the size reads and writes out of bounds whenever the size is "
        "not a multiple of the block size. Guard it (`if (i < n)`) or use a grid-stride loop."},
+      {"cuda.grid_overrun", Severity::Warning, "s3_grid_stride_sm_count_grid",
+       "A grid computed as (n + a) / b blocks rounds n up, so its last block has threads past n (a whole block "
+       "more when a >= b, as (n + b) / b does when n is a multiple of b). That is safe only when the kernel "
+       "compares its index with n; a kernel that does not reads and writes past the end of its buffers, which "
+       "corrupts memory or fails with an illegal address. Check the index in the kernel, and round with "
+       "(n + b - 1) / b."},
       {"cuda.double_in_loop", Severity::Warning, "",
        "Double-precision arithmetic runs at a fraction of the float rate on most GPUs (1/64 on GeForce and L40S, "
        "1/2 on H100/H200), and an unsuffixed literal such as 0.5 is a double that promotes the whole expression. "
@@ -53,9 +59,28 @@ const std::vector<HintRule>& hint_rules() {
        "slices (its loop variable in the arguments) can usually be one launch over a grid that covers every "
        "iteration, with the loop index taken from blockIdx.y or folded into the global index."},
       {"torch.fusable_elementwise_chain", Severity::Information, "s3_elementwise_fusion",
-       "Every elementwise op after a convolution or linear layer reads and writes the whole activation again. "
-       "A chain of them is memory-bound traffic that one fused epilogue (a library epilogue such as cuBLASLt's, "
-       "torch.compile, or one custom kernel) does in a single pass."},
+       "Every elementwise op reads and writes the whole tensor again. A chain of them, after a convolution or "
+       "linear layer or on its own (a hand-written GELU, a scale-shift-activation), is memory-bound traffic that "
+       "one fused epilogue or kernel (a library epilogue such as cuBLASLt's, torch.compile, or one custom "
+       "kernel) does in a single pass."},
+      {"torch.gemm_epilogue", Severity::Information, "s2_cublaslt_epilogue_bias_act",
+       "A linear layer or matmul whose result goes straight into a ReLU or GELU, or into an add of another "
+       "tensor (a residual or a bias), writes the product and reads it back for one more elementwise pass. "
+       "cuBLASLt's epilogues (bias, ReLU, GELU, and D = A·B + C for the add) apply it while the tile is still in "
+       "registers."},
+      {"torch.foldable_batch_norm", Severity::Information, "s1_fold_batchnorm_into_conv",
+       "In eval mode BatchNorm is y = (x - mean) / sqrt(var + eps) * gamma + beta with fixed statistics: a "
+       "per-channel scale and shift. After a convolution or linear layer it folds into that layer's weight and "
+       "bias (torch.nn.utils.fusion.fuse_conv_bn_eval), saving a kernel and a full pass over the activation. "
+       "In training mode the statistics change every call and it does not fold."},
+      {"torch.diagonal_matmul", Severity::Warning, "",
+       "a @ torch.diag(d) materializes an n x n matrix that is zero off its diagonal and spends 2·m·n² flops on "
+       "it. It only scales the columns of a: a * d (broadcast over the last dimension) gives the same result in "
+       "one elementwise pass; torch.diag(d) @ b is d[:, None] * b."},
+      {"torch.dropout_mode", Severity::Warning, "s1_remove_identity_ops",
+       "F.dropout's `training` argument defaults to True, unlike nn.Dropout, which follows model.eval(): a "
+       "functional dropout without training=self.training keeps zeroing activations at inference and costs a "
+       "random mask per call. Dropout with p=0 or training=False returns its input unchanged and can go."},
       {"torch.handwritten_softmax", Severity::Information, "s1_fused_softmax_logsumexp",
        "exp(x) divided by its sum reads the tensor several times and overflows for large inputs unless the max is "
        "subtracted first. torch.softmax (or log_softmax / logsumexp) is one fused, numerically stable kernel."},

@@ -11,6 +11,14 @@ namespace {
 
 using Kind = PyValue::Kind;
 
+// What the hint rules read of a call's arguments: keyword names and numbers.
+std::vector<OpArgument> op_arguments(const OpCall& call) {
+  std::vector<OpArgument> out;
+  for (const auto& a : call.args) out.push_back({"", a.as_double()});
+  for (const auto& [key, value] : call.kwargs) out.push_back({key, value.as_double()});
+  return out;
+}
+
 constexpr int kMaxEvalDepth = 200;
 
 constexpr std::string_view kFunctionModules[] = {"torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.Tensor", "torch.fft"};
@@ -787,7 +795,11 @@ PyValue PythonEvaluator::layer_call(const PyValue& layer, const OpCall& args, st
     }
     return result;
   }
-  if (const auto info = layer_op(spec.type)) return record(*info, std::move(call_text), span, args, apply_layer(spec, args));
+  if (const auto info = layer_op(spec.type)) {
+    PyValue result = record(*info, std::move(call_text), span, args, apply_layer(spec, args));
+    if (trace_) trace_->ops.back().arguments = op_arguments(spec.constructor);
+    return result;
+  }
   // A module class of the file, or a layer without a rule.
   OpOutcome outcome{PyValue::tensor(std::nullopt, args.args.empty() || !args.args[0].is_tensor() ? "float32" : args.args[0].dtype), std::nullopt};
   return record(OpInfo{"module", OpCategory::Other}, std::move(call_text), span, args, outcome);
@@ -822,6 +834,7 @@ PyValue PythonEvaluator::record(const OpInfo& op, std::string call_text, Span sp
     f.work = outcome.work;
     f.work->source = work_source_;
   }
+  f.arguments = op_arguments(args);
   const int index = static_cast<int>(trace_->ops.size());
   trace_->ops.push_back(std::move(f));
   if (result.is_tensor()) result.producer = index;

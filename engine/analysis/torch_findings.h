@@ -20,6 +20,13 @@ struct TorchLayer {
   bool operator==(const TorchLayer&) const = default;
 };
 
+// A call's argument as rules read it: flags such as dropout's `training`.
+struct OpArgument {
+  std::string keyword;           // "" when positional
+  std::optional<double> number;  // its value when a number or a bool (True = 1)
+  bool operator==(const OpArgument&) const = default;
+};
+
 struct ForwardOp {
   std::string op;          // canonical: "conv2d", "relu", "add", "matmul", "softmax", "contiguous", ...
   std::string call;        // as written: "self.conv", "torch.relu", "F.gelu", ".permute", "+"
@@ -29,6 +36,8 @@ struct ForwardOp {
   std::optional<Shape> shape;  // its result's shape, when known
   std::string dtype;       // its result's dtype, when known
   std::optional<Work> work;
+  // The call's arguments (a method's tensor first); for a layer, its constructor's.
+  std::vector<OpArgument> arguments;
   bool operator==(const ForwardOp&) const = default;
 };
 

@@ -16,6 +16,11 @@ bool is_elementwise(const ForwardOp& op) {
   return info && (info->category == OpCategory::Unary || info->category == OpCategory::Binary);
 }
 
+// Dropout is elementwise but free in eval mode (its input is returned): no pass to save.
+bool is_dropout(const ForwardOp& op) {
+  return op.op == "dropout" || op.op == "dropout2d" || op.op == "dropout3d" || op.op == "alpha_dropout";
+}
+
 bool category_is(const ForwardOp& op, OpCategory category) {
   const auto info = find_op(op.op);
   return info && info->category == category;
@@ -24,7 +29,8 @@ bool category_is(const ForwardOp& op, OpCategory category) {
 class TorchRules {
  public:
   TorchRules(std::string_view source, const TorchModule& module, const ForwardTrace& trace)
-      : source_(source), ops_(module.ops), trace_(trace), users_(module.ops.size()) {
+      : source_(source), module_(module), ops_(module.ops), trace_(trace), users_(module.ops.size()),
+        claimed_(module.ops.size(), false) {
     for (std::size_t j = 0; j < ops_.size(); ++j) {
       for (const int i : ops_[j].inputs) users_[static_cast<std::size_t>(i)].push_back(static_cast<int>(j));
     }
@@ -32,9 +38,14 @@ class TorchRules {
 
   std::vector<Hint> run() {
     fusable_chains();
+    gemm_epilogues();
     handwritten_softmax();
     handwritten_attention();
     handwritten_layer_norm();
+    standalone_chains();  // after the rules above: the ops they name are theirs
+    foldable_batch_norms();
+    diagonal_matmuls();
+    dropout_modes();
     host_syncs();
     python_loops();
     contiguous_copies();
@@ -78,11 +89,189 @@ class TorchRules {
         current = next;
       }
       if (chain.size() < 2) continue;
+      claimed_[i] = true;
+      for (const int c : chain) claimed_[static_cast<std::size_t>(c)] = true;
       std::string names;
       for (const int c : chain) names += (names.empty() ? "" : ", ") + op(c).op;
       hints_.push_back(make_hint("torch.fusable_elementwise_chain", from_to(static_cast<int>(i), chain.back()),
                                  ops_[i].op + " is followed by " + std::to_string(chain.size()) + " elementwise ops (" + names +
                                      "): each reads and writes the whole activation; one fused epilogue does it once"));
+    }
+  }
+
+  // A GEMM whose only use is an activation cuBLASLt's epilogue applies (relu,
+  // gelu) or an add of another tensor (a residual or bias): the same pass does it.
+  void gemm_epilogues() {
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      const std::string& gemm = ops_[i].op;
+      // In a Python loop the loop is the hint that matters (torch.python_loop).
+      if (claimed_[i] || ops_[i].in_loop || users_[i].size() != 1) continue;
+      if (gemm != "linear" && gemm != "matmul" && gemm != "mm" && gemm != "addmm") continue;
+      const int u = users_[i][0];
+      const ForwardOp& next = op(u);
+      std::string message;
+      if (next.op == "relu" || next.op == "gelu") {
+        message = gemm + " followed by " + next.op + ": cuBLASLt applies the bias and " + next.op +
+                  " in the GEMM's epilogue, so the activation makes no pass of its own";
+      } else if (next.op == "add" && tensor_operands(next) == 2) {
+        message = gemm + "'s result plus another tensor (a residual or a bias): the GEMM adds it in its epilogue "
+                  "(D = A·B + C), saving a pass over the output";
+      } else {
+        continue;
+      }
+      claimed_[i] = claimed_[static_cast<std::size_t>(u)] = true;
+      hints_.push_back(make_hint("torch.gemm_epilogue", from_to(static_cast<int>(i), u), std::move(message)));
+    }
+  }
+
+  // Operands that are not numbers: tensors, or values the evaluator cannot see.
+  static int tensor_operands(const ForwardOp& o) {
+    int n = 0;
+    for (const auto& a : o.arguments) n += a.keyword.empty() && !a.number ? 1 : 0;
+    return n;
+  }
+
+  bool inside_hint(Span s) const {
+    return std::any_of(hints_.begin(), hints_.end(), [&](const Hint& h) { return h.span.begin <= s.begin && s.end <= h.span.end; });
+  }
+
+  // Three or more elementwise ops that feed each other (a chain, or the DAG a
+  // hand-written GELU is) and that no other rule names: a pass over memory each.
+  void standalone_chains() {
+    const std::size_t n = ops_.size();
+    std::vector<std::size_t> root(n);
+    for (std::size_t i = 0; i < n; ++i) root[i] = i;
+    const std::function<std::size_t(std::size_t)> find = [&](std::size_t i) { return root[i] == i ? i : root[i] = find(root[i]); };
+    std::vector<bool> free(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      free[i] = is_elementwise(ops_[i]) && !is_dropout(ops_[i]) && !claimed_[i] && !inside_hint(ops_[i].span);
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!free[j]) continue;
+      for (const int i : ops_[j].inputs) {
+        if (free[static_cast<std::size_t>(i)]) root[find(static_cast<std::size_t>(i))] = find(j);
+      }
+    }
+    // The longest run of ops each reading the last: siblings (a match's
+    // branches, fan-out) are not a chain; ops come in execution order.
+    std::vector<int> depth(n, 0);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!free[j]) continue;
+      depth[j] = 1;
+      for (const int i : ops_[j].inputs) {
+        if (free[static_cast<std::size_t>(i)]) depth[j] = std::max(depth[j], depth[static_cast<std::size_t>(i)] + 1);
+      }
+    }
+    std::vector<std::vector<std::size_t>> groups(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (free[i]) groups[find(i)].push_back(i);
+    }
+    for (const auto& group : groups) {
+      if (std::none_of(group.begin(), group.end(), [&](std::size_t i) { return depth[i] >= 3; })) continue;
+      std::set<std::pair<std::size_t, std::size_t>> spans;  // a loop records an op per iteration: count each once
+      std::vector<std::string> names;
+      Span all{source_.size(), 0};
+      for (const std::size_t i : group) {
+        if (!spans.insert({ops_[i].span.begin, ops_[i].span.end}).second) continue;
+        names.push_back(ops_[i].op);
+        all.begin = std::min(all.begin, ops_[i].span.begin);
+        all.end = std::max(all.end, ops_[i].span.end);
+      }
+      if (names.size() < 3) continue;
+      std::string listed;
+      for (std::size_t k = 0; k < names.size() && k < 6; ++k) listed += (k ? ", " : "") + names[k];
+      if (names.size() > 6) listed += ", ...";
+      hints_.push_back(make_hint("torch.fusable_elementwise_chain", all,
+                                 std::to_string(names.size()) + " elementwise ops in a row (" + listed +
+                                     "): each reads and writes the whole tensor; one fused kernel does them in one pass"));
+    }
+  }
+
+  // A convolution or linear layer read only by a batch norm: in eval mode the
+  // norm is a per-channel affine map that folds into the weight and bias.
+  void foldable_batch_norms() {
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      const bool conv = ops_[i].op == "conv1d" || ops_[i].op == "conv2d" || ops_[i].op == "conv3d";
+      if ((!conv && ops_[i].op != "linear") || users_[i].size() != 1) continue;
+      const int u = users_[i][0];
+      if (op(u).op != "batch_norm" || training_flag(op(u)).value_or(0.0) != 0.0) continue;
+      hints_.push_back(make_hint("torch.foldable_batch_norm", from_to(static_cast<int>(i), u),
+                                 ops_[i].op + " feeds batch_norm: in eval mode the norm is a per-channel scale and shift that "
+                                     "folds into the " + (conv ? "convolution's" : "layer's") +
+                                     " weight and bias, one kernel instead of two"));
+    }
+  }
+
+  static std::optional<double> training_flag(const ForwardOp& o) {
+    for (const auto& a : o.arguments) {
+      if (a.keyword == "training" || a.keyword == "train") return a.number.value_or(0.5);  // 0.5: not a literal
+    }
+    return std::nullopt;
+  }
+
+  // a @ torch.diag(d) (or torch.diag(d) @ b): an n x n matrix built to scale
+  // columns (rows) with a GEMM that a broadcast multiply does in one pass.
+  void diagonal_matmuls() {
+    for (std::size_t m = 0; m < ops_.size(); ++m) {
+      const ForwardOp& product = ops_[m];
+      if (product.op != "matmul" && product.op != "mm") continue;
+      for (const int d : product.inputs) {
+        const ForwardOp& diagonal = op(d);
+        if (diagonal.op != "diag" || (diagonal.shape && diagonal.shape->size() != 2)) continue;
+        const std::string_view call = diagonal.span.text(source_);
+        const std::size_t open = call.find('('), close = call.rfind(')');
+        if (open == std::string_view::npos || close == std::string_view::npos || close <= open + 1) continue;
+        const std::string vector(call.substr(open + 1, close - open - 1));
+        if (vector.find(',') != std::string::npos || vector.find('=') != std::string::npos) continue;  // an off-diagonal
+        const std::string size = diagonal.shape ? std::to_string((*diagonal.shape)[0]) : "n";
+        const std::string matrix = (diagonal.shape ? "builds a " : "builds an ") + size + " x " + size + " matrix and runs a GEMM with it: ";
+        hints_.push_back(make_hint("torch.diagonal_matmul", product.span,
+                                   diagonal_on_left(product, diagonal)
+                                       ? "torch.diag(" + vector + ") @ ... " + matrix + "'" + vector +
+                                             "[:, None] * ...' scales the rows in one elementwise pass"
+                                       : "... @ torch.diag(" + vector + ") " + matrix + "'... * " + vector +
+                                             "' scales the columns in one elementwise pass"));
+      }
+    }
+  }
+
+  // Whether the diag is the product's first operand: `torch.diag(d) @ b`,
+  // `torch.matmul(torch.diag(d), b)`; a method's receiver is always the first.
+  bool diagonal_on_left(const ForwardOp& product, const ForwardOp& diagonal) const {
+    std::string_view before = source_.substr(product.span.begin, diagonal.span.begin - product.span.begin);
+    if (!product.call.empty() && product.call.front() == '.') return before.empty();
+    while (!before.empty() && (before.back() == ' ' || before.back() == '\t' || before.back() == '\n')) before.remove_suffix(1);
+    return before.empty() || before.back() == '(';
+  }
+
+  // F.dropout's training flag defaults to True: it drops after model.eval() too.
+  // training=False or p=0 leaves the input as it is.
+  void dropout_modes() {
+    for (const auto& o : ops_) {
+      if (!is_dropout(o)) continue;
+      const bool layer = o.call.rfind("self.", 0) == 0;
+      // torch.dropout takes `train` without a default; F.dropout (however imported) is the trap.
+      const bool functional = !layer && !o.call.empty() && o.call.front() != '.' && o.call.rfind("torch.", 0) != 0;
+      std::optional<double> p;
+      for (std::size_t k = 0; k < o.arguments.size(); ++k) {
+        const OpArgument& a = o.arguments[k];
+        if (a.keyword == "p" || (a.keyword.empty() && k == (layer ? 0u : 1u))) p = a.number;
+      }
+      const std::optional<double> training = training_flag(o);
+      const bool positional_training = !layer && o.arguments.size() >= 3 && o.arguments[2].keyword.empty();
+      const bool off = (training && *training == 0.0) ||
+                       (positional_training && o.arguments[2].number && *o.arguments[2].number == 0.0);
+      if ((p && *p == 0.0) || off) {
+        Hint hint = make_hint("torch.dropout_mode", o.span,
+                              "'" + o.call + "' with " + (off ? "training=False" : "p=0") +
+                                  " returns its input unchanged: remove the call");
+        hint.severity = Severity::Information;
+        hints_.push_back(std::move(hint));
+      } else if (functional && !training && !positional_training) {
+        hints_.push_back(make_hint("torch.dropout_mode", o.span,
+                                   "'" + o.call + "' defaults to training=True: it keeps dropping after model.eval(); "
+                                   "pass training=self.training (or use nn.Dropout)"));
+      }
     }
   }
 
@@ -127,10 +316,58 @@ class TorchRules {
         }
       }
       if (!found) continue;
-      hints_.push_back(make_hint("torch.handwritten_attention", from_to(m1, static_cast<int>(m2)),
-                                 "attention written as softmax(q @ k^T) @ v: F.scaled_dot_product_attention never "
-                                 "materializes the score matrix"));
+      std::string message = "attention written as softmax(q @ k^T) @ v: F.scaled_dot_product_attention never materializes "
+                            "the score matrix";
+      if (causal_mask_between(m1, weights)) {
+        message += "; its triangular mask is is_causal=True, so no mask is read and the masked blocks are skipped";
+      }
+      hints_.push_back(make_hint("torch.handwritten_attention", from_to(m1, static_cast<int>(m2)), std::move(message)));
     }
+  }
+
+  // "self.<name>" for each attribute __init__ sets (or registers as a buffer)
+  // from a line that calls tril or triu: a causal mask built once.
+  std::vector<std::string> triangle_attributes() const {
+    std::vector<std::string> out;
+    if (!module_.init) return out;
+    const std::string_view init = module_.init->text(source_);
+    for (std::size_t at = 0; at < init.size();) {
+      const std::size_t end = std::min(init.find('\n', at), init.size());
+      std::string_view line = init.substr(at, end - at);
+      at = end + 1;
+      if (line.find("tril") == std::string_view::npos && line.find("triu") == std::string_view::npos) continue;
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+      std::string name;
+      if (const std::size_t r = line.find("register_buffer("); r != std::string_view::npos) {
+        const std::size_t quote = line.find_first_of("\"'", r);
+        const std::size_t close = quote == std::string_view::npos ? quote : line.find(line[quote], quote + 1);
+        if (close != std::string_view::npos) name = std::string(line.substr(quote + 1, close - quote - 1));
+      } else if (line.rfind("self.", 0) == 0) {
+        const std::size_t stop = line.find_first_of(" =:", 5);
+        if (stop != std::string_view::npos) name = std::string(line.substr(5, stop - 5));
+      }
+      if (!name.empty()) out.push_back("self." + name);
+    }
+    return out;
+  }
+
+  // Whether the scores between ops `first` and `last` are masked by a
+  // triangle: tril/triu in forward, or a buffer __init__ built with one.
+  bool causal_mask_between(int first, int last) const {
+    auto triangle = [](const ForwardOp& o) { return o.op == "tril" || o.op == "triu"; };
+    const std::vector<std::string> triangle_buffers = triangle_attributes();
+    for (int i = first; i <= last; ++i) {
+      const ForwardOp& o = op(i);
+      if (o.op != "masked_fill" && o.op != "where" && o.op != "add") continue;
+      for (const int input : o.inputs) {
+        if (derives(input, 3, triangle)) return true;
+      }
+      const std::string_view text = o.span.text(source_);
+      for (const auto& buffer : triangle_buffers) {
+        if (text.find(buffer) != std::string_view::npos) return true;
+      }
+    }
+    return false;
   }
 
   void handwritten_layer_norm() {
@@ -218,9 +455,11 @@ class TorchRules {
   }
 
   std::string_view source_;
+  const TorchModule& module_;
   const std::vector<ForwardOp>& ops_;
   const ForwardTrace& trace_;
   std::vector<std::vector<int>> users_;
+  std::vector<bool> claimed_;  // ops a chain or epilogue hint already names
   std::vector<Hint> hints_;
 };
 

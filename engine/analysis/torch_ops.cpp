@@ -10,7 +10,7 @@ namespace {
 using C = OpCategory;
 
 // Sorted by name for binary search.
-constexpr std::array<OpInfo, 138> kOps = {{
+constexpr std::array<OpInfo, 141> kOps = {{
     {"abs", C::Unary}, {"adaptive_avg_pool1d", C::Pool}, {"adaptive_avg_pool2d", C::Pool},
     {"adaptive_avg_pool3d", C::Pool}, {"adaptive_max_pool2d", C::Pool}, {"add", C::Binary}, {"addmm", C::Matmul},
     {"all", C::Reduction}, {"alpha_dropout", C::Unary}, {"amax", C::Reduction}, {"amin", C::Reduction},
@@ -20,7 +20,7 @@ constexpr std::array<OpInfo, 138> kOps = {{
     {"clamp", C::Unary}, {"clamp_max", C::Unary}, {"clamp_min", C::Unary}, {"clip", C::Unary}, {"clone", C::Copy},
     {"concat", C::Copy}, {"contiguous", C::Copy}, {"conv1d", C::Conv}, {"conv2d", C::Conv}, {"conv3d", C::Conv},
     {"conv_transpose1d", C::Conv}, {"conv_transpose2d", C::Conv}, {"conv_transpose3d", C::Conv}, {"cos", C::Unary},
-    {"cumprod", C::Scan}, {"cumsum", C::Scan}, {"div", C::Binary}, {"divide", C::Binary}, {"double", C::Copy},
+    {"cumprod", C::Scan}, {"cumsum", C::Scan}, {"diag", C::Copy}, {"div", C::Binary}, {"divide", C::Binary}, {"double", C::Copy},
     {"dropout", C::Unary}, {"dropout2d", C::Unary}, {"dropout3d", C::Unary}, {"einsum", C::Matmul}, {"elu", C::Unary},
     {"embedding", C::Other}, {"eq", C::Binary}, {"erf", C::Unary}, {"exp", C::Unary}, {"expand", C::View},
     {"expand_as", C::View}, {"expm1", C::Unary}, {"flatten", C::View}, {"float", C::Copy}, {"floor", C::Unary},
@@ -35,11 +35,12 @@ constexpr std::array<OpInfo, 138> kOps = {{
     {"mul", C::Binary}, {"multiply", C::Binary}, {"ne", C::Binary}, {"neg", C::Unary}, {"norm", C::Reduction},
     {"normalize", C::Norm}, {"pad", C::Copy}, {"permute", C::View}, {"pow", C::Binary}, {"prod", C::Reduction},
     {"reciprocal", C::Unary}, {"relu", C::Unary}, {"relu6", C::Unary}, {"remainder", C::Binary}, {"repeat", C::Copy},
-    {"reshape", C::View}, {"rms_norm", C::Norm}, {"round", C::Unary}, {"scaled_dot_product_attention", C::Attention}, {"rsqrt", C::Unary}, {"selu", C::Unary},
+    {"reshape", C::View}, {"rms_norm", C::Norm}, {"round", C::Unary}, {"rsqrt", C::Unary}, {"scaled_dot_product_attention", C::Attention}, {"selu", C::Unary},
     {"sequential", C::Other}, {"sigmoid", C::Unary}, {"sign", C::Unary}, {"silu", C::Unary}, {"sin", C::Unary},
     {"softmax", C::Softmax}, {"softplus", C::Unary}, {"sqrt", C::Unary}, {"square", C::Unary}, {"squeeze", C::View},
     {"stack", C::Copy}, {"std", C::Reduction}, {"sub", C::Binary}, {"subtract", C::Binary}, {"sum", C::Reduction},
-    {"t", C::View}, {"tanh", C::Unary}, {"transpose", C::View}, {"true_divide", C::Binary}, {"unsqueeze", C::View},
+    {"t", C::View}, {"tanh", C::Unary}, {"transpose", C::View}, {"tril", C::Unary}, {"triu", C::Unary},
+    {"true_divide", C::Binary}, {"unsqueeze", C::View},
     {"upsample", C::Other}, {"var", C::Reduction}, {"view", C::View}, {"where", C::Binary},
 }};
 

@@ -489,6 +489,25 @@ OpOutcome view(const OpInfo& op, const OpCall& call) {
   return {PyValue::tensor(out, x->dtype), none};
 }
 
+// torch.diag: a vector's n x n matrix (n + |k| square off the main
+// diagonal), or a matrix's k-th diagonal as a vector.
+OpOutcome diag(const PyValue& x, const OpCall& call) {
+  const auto k = int_arg(call.arg(1, "diagonal"), 0);
+  if (!k) return unknown_tensor(call);
+  const std::int64_t offset = *k < 0 ? -*k : *k;
+  Shape out;
+  if (x.shape->size() == 1) {
+    out = {(*x.shape)[0] + offset, (*x.shape)[0] + offset};
+  } else if (x.shape->size() == 2) {
+    const std::int64_t rows = (*x.shape)[0], columns = (*x.shape)[1];
+    const std::int64_t length = *k >= 0 ? std::min(rows, columns - *k) : std::min(rows + *k, columns);
+    out = {std::max<std::int64_t>(length, 0)};
+  } else {
+    return unknown_tensor(call);
+  }
+  return with_work(out, x.dtype, 0, tensor_bytes(x) + numel(out) * dtype_bytes(x.dtype));
+}
+
 OpOutcome copy(const OpInfo& op, const OpCall& call) {
   const std::string_view n = op.name;
   if (n == "cat" || n == "concat" || n == "stack") {
@@ -517,6 +536,7 @@ OpOutcome copy(const OpInfo& op, const OpCall& call) {
   }
   const PyValue* x = call.args.empty() ? nullptr : &call.args[0];
   if (!x || !x->is_tensor() || !x->shape) return unknown_tensor(call);
+  if (n == "diag") return diag(*x, call);
   std::string dtype = x->dtype;
   if (n == "float") dtype = "float32";
   else if (n == "half") dtype = "float16";

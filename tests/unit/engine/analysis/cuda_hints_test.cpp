@@ -2,6 +2,8 @@
 // the cases it must leave alone.
 #include "engine/analysis/cuda_hints.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "engine/analysis/cuda_lexer.h"
@@ -45,6 +47,66 @@ TEST(CudaHintsTest, UncoalescedAccessNamesTheStride) {
   EXPECT_EQ(hints[0].severity, Severity::Warning);
   EXPECT_EQ(hints[0].recipe, "s3_shared_memory_transpose");
   EXPECT_EQ(hints[0].message, "'x[i * 16]': consecutive threads (threadIdx.x, threadIdx.x + 1) are 16 elements apart, so a warp's loads are not coalesced");
+}
+
+TEST(CudaHintsTest, AThreadWalkingItsOwnRowIsAReductionNotATranspose) {
+  const std::string source =
+      "__global__ void row_sum(const float* __restrict__ x, float* __restrict__ out, int rows, int cols) {\n"
+      "  int row = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (row >= rows) return;\n"
+      "  float sum = 0.0f;\n"
+      "  for (int c = 0; c < cols; ++c) { sum += x[row * cols + c]; }\n"
+      "  out[row] = sum;\n"
+      "}\n"
+      "__global__ void col_sum(const float* __restrict__ x, float* __restrict__ out, int rows, int cols) {\n"
+      "  int col = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (col >= cols) return;\n"
+      "  float sum = 0.0f;\n"
+      "  for (int r = 0; r < rows; ++r) { sum += x[r * cols + col]; }\n"
+      "  out[col] = sum;\n"
+      "}\n";
+  const auto hints = hints_of(source);
+  ASSERT_EQ(hints.size(), 1u);  // the column sum's loads are neighbours: coalesced
+  EXPECT_EQ(hints[0].rule, "cuda.uncoalesced_access");
+  EXPECT_EQ(hints[0].recipe, "s3_warp_shuffle_row_reduction");
+  EXPECT_EQ(hints[0].message, "'x[row * cols + c]': each thread reads its own row, 'c' stepping along it, so a warp's loads "
+                              "are a runtime stride apart; give a row to a warp (or block) whose lanes read consecutive "
+                              "elements and combine with __shfl_down_sync");
+}
+
+TEST(CudaHintsTest, ARoundedUpGridIntoAnUncheckedKernelOverruns) {
+  const std::string kernel =
+      "__global__ void scale(float* y, const float* x, float a) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  y[i] = a * x[i];\n"
+      "}\n";
+  const std::string checked =
+      "__global__ void scale(float* y, const float* __restrict__ x, float a, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] = a * x[i];\n"
+      "}\n";
+  const std::string over = "void run(float* y, const float* x, int rows) {\n  scale<<<(rows + 100) / 100, 100>>>(y, x, 2.0f);\n}\n";
+  std::vector<Hint> hints = hints_of(kernel + over);
+  std::vector<Hint> overruns;
+  for (const auto& h : hints) {
+    if (h.rule == "cuda.grid_overrun") overruns.push_back(h);
+  }
+  ASSERT_EQ(overruns.size(), 1u);
+  EXPECT_EQ((kernel + over).substr(overruns[0].span.begin, overruns[0].span.size()), "(rows + 100) / 100");
+  EXPECT_EQ(overruns[0].severity, Severity::Warning);
+  EXPECT_EQ(overruns[0].message, "grid '(rows + 100) / 100' rounds rows up by a whole block more than the ceiling (rows + 99) "
+                                 "/ 100, and 'scale' never compares its index with a size: the last block's extra threads "
+                                 "reach 'y[i]' past the end");
+  // The usual ceiling through a variable, into the same kernel: still past the end when rows % 256 != 0.
+  const std::string variable = "void run(float* y, const float* x, int n) {\n  int blocks = (n + 255) / 256;\n"
+                               "  scale<<<blocks, 256>>>(y, x, 2.0f);\n}\n";
+  const auto via = found(kernel + variable);
+  EXPECT_NE(std::find(via.begin(), via.end(), Found{"cuda.grid_overrun", "blocks"}), via.end());
+  // A kernel that checks its index, or a grid that does not round: no overrun.
+  const std::string guarded = "void run(float* y, const float* x, int n) {\n  scale<<<(n + 255) / 256, 256>>>(y, x, 2.0f, n);\n}\n";
+  EXPECT_EQ(found(checked + guarded), std::vector<Found>{});
+  const std::string exact = "void run(float* y, const float* x, int n) {\n  scale<<<n / 256, 256>>>(y, x, 2.0f);\n}\n";
+  for (const auto& f : found(kernel + exact)) EXPECT_NE(f.rule, "cuda.grid_overrun");
 }
 
 TEST(CudaHintsTest, ReadOnlyPointerGetsConstRestrictEdits) {

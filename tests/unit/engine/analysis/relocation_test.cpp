@@ -31,7 +31,7 @@ TEST(RelocationTest, EverySpanOfAFindingMoves) {
   TorchModule m;
   m.span = {0, 100};
   m.forward = Span{40, 100};
-  m.ops.push_back({"relu", "torch.relu", {60, 70}, {}, false, std::nullopt, "", std::nullopt});
+  m.ops.push_back({"relu", "torch.relu", {60, 70}, {}, false, std::nullopt, "", std::nullopt, {}});
   m.layers.push_back({"fc", "Linear", "4, 4", {20, 30}});
   relocate(m, 7);
   EXPECT_EQ(m.span, (Span{7, 107}));

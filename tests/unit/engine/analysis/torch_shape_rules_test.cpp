@@ -34,6 +34,18 @@ TEST(TorchShapeRulesTest, ElementwiseAndBroadcast) {
   EXPECT_FALSE(op("add", {t({3}), t({4})}).work);  // shapes that do not broadcast
 }
 
+TEST(TorchShapeRulesTest, DiagAndTriangles) {
+  // A vector's matrix (and one square bigger per step off the diagonal); a matrix's diagonal.
+  expect(op("diag", {t({16})}), {16, 16}, 0, (16 + 256) * 4.0);
+  expect(op("diag", {t({16}), i(-2)}), {18, 18}, 0, (16 + 324) * 4.0);
+  expect(op("diag", {t({4, 6})}), {4}, 0, (24 + 4) * 4.0);
+  expect(op("diag", {t({4, 6}), i(3)}), {3}, 0, (24 + 3) * 4.0);
+  expect(op("diag", {t({4, 6})}, {{"diagonal", i(-1)}}), {3}, 0, (24 + 3) * 4.0);
+  EXPECT_FALSE(op("diag", {t({2, 3, 4})}).work);
+  expect(op("tril", {t({8, 8})}), {8, 8}, 64, 2 * 64 * 4);
+  expect(op("triu", {t({8, 8}), i(1)}), {8, 8}, 64, 2 * 64 * 4);
+}
+
 TEST(TorchShapeRulesTest, MatmulAndLinear) {
   expect(op("matmul", {t({2, 64, 32}), t({32, 16})}), {2, 64, 16}, 2.0 * 2 * 64 * 16 * 32, (4096 + 512 + 2048) * 4.0);
   expect(op("matmul", {t({32}), t({32, 8})}), {8}, 2.0 * 8 * 32, (32 + 256 + 8) * 4.0);

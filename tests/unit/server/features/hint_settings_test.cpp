@@ -50,8 +50,10 @@ TEST(HintSettings, WhatIsNotUnderstoodIsIgnoredAndNamed) {
                 "settings: hints.enabled must be true or false, got 1",
                 "settings: hints.disabled: 3 is not a rule id",
                 "settings: hints.disabled: unknown rule \"cuda.typo\" (known: cuda.uncoalesced_access, cuda.missing_restrict, "
-                "cuda.shared_bank_conflict, cuda.atomic_in_loop, cuda.block_size, cuda.missing_bounds_check, cuda.double_in_loop, "
-                "cuda.launch_in_loop, torch.fusable_elementwise_chain, torch.handwritten_softmax, torch.handwritten_attention, "
+                "cuda.shared_bank_conflict, cuda.atomic_in_loop, cuda.block_size, cuda.missing_bounds_check, cuda.grid_overrun, "
+                "cuda.double_in_loop, cuda.launch_in_loop, torch.fusable_elementwise_chain, torch.gemm_epilogue, "
+                "torch.foldable_batch_norm, torch.diagonal_matmul, torch.dropout_mode, torch.handwritten_softmax, "
+                "torch.handwritten_attention, "
                 "torch.handwritten_layer_norm, torch.host_sync, torch.python_loop, torch.contiguous_copy)",
                 "settings: hints.severity.torch.host_sync: \"fatal\" is not one of \"error\", \"warning\", \"information\", \"hint\""}));
   const auto severity_rule = parse_hint_settings({{"severity", {{"cuda.nope", "hint"}}}}).problems;
