@@ -10,6 +10,7 @@
 
 #include "engine/facade/analysis_output.h"
 #include "engine/facade/annotation_contracts.h"
+#include "engine/facade/cost_estimates.h"
 #include "engine/facade/document_analysis.h"
 #include "engine/facade/estimates.h"
 #include "engine/facade/knowledge.h"
@@ -32,7 +33,7 @@ std::string describe_work(const analysis::Work& work, const analysis::Roofline* 
   if (roofline) {
     if (const auto t = analysis::roofline_time(work, *roofline)) {
       out += ": " + engine::plan::format_time_ms(t->seconds * 1e3) + " on " + roofline->gpu + " (" +
-             (t->memory_bound ? "memory" : "compute") + "-bound)";
+             (t->launch_bound ? "launch" : t->memory_bound ? "memory" : "compute") + "-bound)";
     }
   }
   return out;
@@ -84,30 +85,23 @@ void print_listing(std::ostream& out, const std::string& file, const std::string
     out << "\nmodule " << m.name << "\n";
     for (const auto& layer : m.layers) out << "  " << at(layer.span) << "self." << layer.name << " = " << layer.type << "(" << layer.arguments << ")\n";
     if (!m.ops.empty()) out << "  forward:\n";
-    analysis::Work total;
-    std::size_t counted = 0;
     for (const auto& o : m.ops) {
       out << "  " << at(o.span) << o.op << " (" << o.call << ")";
       if (o.shape) out << " -> " << shape_text(*o.shape) << " " << o.dtype;
       if (o.in_loop) out << " [in a loop]";
       if (o.work && (o.work->flops > 0 || o.work->bytes > 0)) out << ": " << describe_work(*o.work, roofline);
       out << "\n";
-      if (o.work) {
-        total.flops += o.work->flops;
-        total.bytes += o.work->bytes;
-        ++counted;
-      }
     }
-    if (counted > 0) {
-      out << "  total of " << counted << " of " << m.ops.size() << " ops: " << engine::plan::format_flops(total.flops) << ", "
-          << engine::plan::format_bytes(total.bytes);
-      if (roofline) {
-        double seconds = 0;
-        for (const auto& o : m.ops) {
-          if (!o.work) continue;
-          if (const auto t = analysis::roofline_time(*o.work, *roofline)) seconds += t->seconds;
+    // The editor's estimate: fused where hiera fuses, a launch per pass.
+    if (const auto total = engine::facade::module_estimate(m, roofline)) {
+      out << "  total of " << total->ops_counted << " of " << m.ops.size() << " ops: " << engine::plan::format_flops(total->flops)
+          << ", " << engine::plan::format_bytes(total->bytes);
+      if (total->seconds) {
+        out << ": " << engine::plan::format_time_ms(*total->seconds * 1e3) << " on " << roofline->gpu;
+        if (total->op_by_op_seconds) {
+          out << " with " << total->fused_ops << " elementwise ops fused into their producers ("
+              << engine::plan::format_time_ms(*total->op_by_op_seconds * 1e3) << " op by op)";
         }
-        out << ": " << engine::plan::format_time_ms(seconds * 1e3) << " on " << roofline->gpu;
       }
       out << "\n";
     }
@@ -159,7 +153,7 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
                 << "; accepted: " << knowledge.accepted_gpus() << ", or 'none'" << std::endl;
       return kAnalyzeUsage;
     }
-    roofline = analysis::Roofline{gpu->id, gpu->memory_bandwidth_gbs, gpu->peak_tflops};
+    roofline = engine::facade::estimate_roofline(*gpu);
   }
   std::ifstream in(args.file, std::ios::binary);
   std::error_code ec;

@@ -121,6 +121,12 @@ void analyze_cuda(std::string_view text, const AnalysisFacts& facts, const Analy
     }
     out.functions.push_back(std::move(found));
   }
+  // Across functions: a launcher's grid against its kernel's bounds check.
+  std::vector<Hint> overruns = launch_overrun_hints(text, out.functions, out.launches, out.hints);
+  if (!overruns.empty()) {
+    out.hints.insert(out.hints.end(), std::make_move_iterator(overruns.begin()), std::make_move_iterator(overruns.end()));
+    std::stable_sort(out.hints.begin(), out.hints.end(), [](const Hint& a, const Hint& b) { return a.span.begin < b.span.begin; });
+  }
   out.problems = std::move(lex.problems);
   out.problems.insert(out.problems.end(), scan.problems.begin(), scan.problems.end());
 }

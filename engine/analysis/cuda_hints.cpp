@@ -1,9 +1,11 @@
 #include "engine/analysis/cuda_hints.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
-#include <regex>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "engine/analysis/cuda_thread_index.h"
 #include "engine/analysis/hint_rules.h"
@@ -191,39 +193,6 @@ class CudaRules {
     return nullptr;
   }
 
-  // The first unguarded access of the kernel a launch names, in this file.
-  const CudaSubscript* launched_unguarded(const std::string& kernel) const {
-    for (std::size_t g = 0; g < scan_.functions.size(); ++g) {
-      const CudaFunction& f = scan_.functions[g];
-      if (f.kind != CudaFunctionKind::Kernel || f.name != kernel || !f.body) continue;
-      const ThreadIndexClassifier classifier(source_, scan_, scan_.bodies[g]);
-      return first_unguarded(scan_.bodies[g], classifier, pointer_parameters(f));
-    }
-    return nullptr;
-  }
-
-  // A grid rounded up, `(n + a) / b`, launching a kernel that never checks its
-  // index: the last block's extra threads read and write past n.
-  void grid_overrun(const LaunchSite& launch) {
-    std::string grid = launch.grid;
-    for (const auto& sizing : launch.sizing) {
-      if (sizing.name == grid) grid = sizing.expression;
-    }
-    static const std::regex rounded_up(R"(^\s*\(\s*([A-Za-z_][\w.]*)\s*\+\s*(\d+)\s*\)\s*/\s*(\d+)\s*$)");
-    std::smatch m;
-    if (grid.size() > 200 || !std::regex_match(grid, m, rounded_up)) return;  // a grid is short: spare the regex long text
-    const std::string n = m[1].str();
-    const long long add = std::stoll(m[2].str()), per = std::stoll(m[3].str());
-    if (add < 1 || per < 1 || add > 1000000 || per > 1000000) return;
-    const CudaSubscript* unguarded = launched_unguarded(launch.kernel);
-    if (!unguarded) return;
-    std::string message = "grid '" + grid + "' rounds " + n + " up";
-    if (add >= per) message += " by a whole block more than the ceiling (" + n + " + " + std::to_string(per - 1) + ") / " + std::to_string(per);
-    message += ", and '" + launch.kernel + "' never compares its index with a size: the last block's extra threads reach '" +
-               std::string(span_text(unguarded->span)) + "' past the end";
-    hints_.push_back(make_hint("cuda.grid_overrun", launch.grid_span.empty() ? launch.span : launch.grid_span, std::move(message)));
-  }
-
   // Some condition compares a variable the index depends on (or one that
   // depends on the same thread index) with something.
   bool guarded(const CudaBody& body, const ThreadIndexClassifier& classifier, const IndexClass& index) const {
@@ -336,7 +305,6 @@ class CudaRules {
         }
       }
       if (launch.in_loop) launch_in_loop(body, launch);
-      grid_overrun(launch);
     }
   }
 
@@ -361,7 +329,77 @@ class CudaRules {
   std::vector<Hint> hints_;
 };
 
+// `(n + a) / b` with n a name and a, b positive literals (spaces anywhere).
+struct RoundedUp {
+  std::string n;
+  long long add = 0, per = 0;
+};
+
+std::optional<RoundedUp> rounded_up(std::string_view grid) {
+  std::string t;
+  for (const char c : grid) {
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  }
+  auto digits = [&](std::size_t& at) -> std::optional<long long> {
+    const std::size_t from = at;
+    while (at < t.size() && std::isdigit(static_cast<unsigned char>(t[at])) && at - from < 7) ++at;
+    if (at == from || (at < t.size() && std::isdigit(static_cast<unsigned char>(t[at])))) return std::nullopt;
+    return std::stoll(t.substr(from, at - from));
+  };
+  std::size_t at = 0;
+  if (t.empty() || t[at++] != '(') return std::nullopt;
+  const std::size_t name = at;
+  while (at < t.size() && (std::isalnum(static_cast<unsigned char>(t[at])) || t[at] == '_' || t[at] == '.')) ++at;
+  if (at == name || std::isdigit(static_cast<unsigned char>(t[name])) || at >= t.size() || t[at++] != '+') return std::nullopt;
+  RoundedUp out{t.substr(name, at - 1 - name)};
+  const auto add = digits(at);
+  if (!add || at + 1 >= t.size() || t[at] != ')' || t[at + 1] != '/') return std::nullopt;
+  at += 2;
+  const auto per = digits(at);
+  if (!per || at != t.size() || *add < 1 || *per < 1) return std::nullopt;
+  out.add = *add;
+  out.per = *per;
+  return out;
+}
+
 }  // namespace
+
+std::vector<Hint> launch_overrun_hints(std::string_view source, const std::vector<CudaFunction>& functions,
+                                       const std::vector<LaunchSite>& launches, const std::vector<Hint>& hints) {
+  // Each kernel's unguarded access, by the kernel's name: its own cuda.missing_bounds_check.
+  std::unordered_map<std::string, Span> unguarded;
+  for (const auto& h : hints) {
+    if (h.rule != "cuda.missing_bounds_check") continue;
+    const auto f = std::upper_bound(functions.begin(), functions.end(), h.span.begin,
+                                    [](std::size_t at, const CudaFunction& g) { return at < g.span.begin; });
+    if (f == functions.begin()) continue;
+    const CudaFunction& kernel = *std::prev(f);
+    if (kernel.kind == CudaFunctionKind::Kernel && kernel.span.contains(h.span)) unguarded.emplace(kernel.name, h.span);
+  }
+  std::vector<Hint> out;
+  if (unguarded.empty()) return out;
+  for (const auto& launch : launches) {
+    if (launch.form != LaunchForm::Chevron) continue;
+    const auto access = unguarded.find(launch.kernel);
+    if (access == unguarded.end()) continue;
+    std::string grid = launch.grid;
+    for (const auto& sizing : launch.sizing) {
+      if (sizing.name == grid) grid = sizing.expression;
+    }
+    const auto rounded = rounded_up(grid);
+    if (!rounded) continue;
+    const std::string& n = rounded->n;
+    std::string message = "grid '" + grid + "' rounds " + n + " up";
+    if (rounded->add >= rounded->per) {
+      message += " by a whole block more than the ceiling (" + n + " + " + std::to_string(rounded->per - 1) + ") / " +
+                 std::to_string(rounded->per);
+    }
+    message += ", and '" + launch.kernel + "' never compares its index with a size: the last block's extra threads reach '" +
+               std::string(access->second.text(source)) + "' past the end";
+    out.push_back(make_hint("cuda.grid_overrun", launch.grid_span.empty() ? launch.span : launch.grid_span, std::move(message)));
+  }
+  return out;
+}
 
 std::vector<Hint> cuda_hints(std::string_view source, const CudaScan& scan, std::size_t function) {
   return CudaRules(source, scan).run(function);

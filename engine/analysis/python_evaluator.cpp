@@ -482,6 +482,22 @@ OpCall PythonEvaluator::arguments(const PyExprTree& tree, int node) {
   return args;
 }
 
+// self.register_buffer("name", value) (or register_parameter) in __init__: an
+// attribute forward reads as self.name, and a finding like `self.name = ...`.
+void PythonEvaluator::register_tensor(const OpCall& args, std::string type, const PyExprTree& tree, int node) {
+  const PyValue* name = args.arg(0, "name");
+  const PyValue* value = args.arg(1, type == "buffer" ? "tensor" : "param");
+  if (!name || name->kind != Kind::String || name->text.empty()) return;
+  self_->attributes[name->text] = value ? *value : PyValue::unknown();
+  const PyExpr& call_node = tree.at(node);
+  std::string_view arguments = source_.substr(tree.at(call_node.children[0]).span.end,
+                                              call_node.span.end - tree.at(call_node.children[0]).span.end);
+  if (!arguments.empty() && arguments.front() == '(') arguments.remove_prefix(1);
+  if (!arguments.empty() && arguments.back() == ')') arguments.remove_suffix(1);
+  const Span at = current_statement_ ? current_statement_->span : call_node.span;
+  self_->layers.push_back({name->text, std::move(type), std::string(arguments), at});
+}
+
 PyValue PythonEvaluator::call(const PyExprTree& tree, int node) {
   const PyExpr& e = tree.at(node);
   const int callee = e.children[0];
@@ -497,6 +513,10 @@ PyValue PythonEvaluator::call(const PyExprTree& tree, int node) {
   if (path.rfind("self.", 0) == 0) {
     OpCall args = arguments(tree, node);
     const std::string attribute = path.substr(5);
+    if ((attribute == "register_buffer" || attribute == "register_parameter") && building_ && self_) {
+      register_tensor(args, attribute == "register_buffer" ? "buffer" : "Parameter", tree, node);
+      return PyValue::of_kind(Kind::None);
+    }
     if (!self_ || attribute.find('.') != std::string::npos) return PyValue::unknown();
     const auto a = self_->attributes.find(attribute);
     if (a == self_->attributes.end() || a->second.kind != Kind::Layer) return PyValue::unknown();
@@ -959,7 +979,7 @@ PyValue PythonEvaluator::comprehension(const PyExprTree& tree, int node) {
       eval(tree, e.children[i]);
     }
   }
-  eval(tree, e.children[0]);
+  const PyValue element = eval(tree, e.children[0]);
   loop_depth_ -= loops;
   if (trace_) {
     for (std::size_t i = ops_before; i < trace_->ops.size(); ++i) {
@@ -971,7 +991,35 @@ PyValue PythonEvaluator::comprehension(const PyExprTree& tree, int node) {
   }
   locals_ = saved;
   PyValue out = PyValue::sequence({});
+  // [tensor for _ in range(n)] with n known (get_inputs' lists of inputs): n such tensors.
+  if (const auto n = loops == 1 ? range_length(tree, e) : std::nullopt; n && element.is_tensor()) {
+    out.items.assign(static_cast<std::size_t>(*n), element);
+    out.of_tensors = true;
+  }
   return out;
+}
+
+// The length of a comprehension's one `range(...)` iterable of constant
+// arguments, when it is at most 64; nullopt for anything else.
+std::optional<std::int64_t> PythonEvaluator::range_length(const PyExprTree& tree, const PyExpr& comprehension) {
+  for (std::size_t i = 1; i + 1 < comprehension.children.size(); ++i) {
+    if (comprehension.roles[i] != "target") continue;
+    const PyExpr& iterable = tree.at(comprehension.children[i + 1]);
+    if (iterable.kind != PyExprKind::Call || dotted_path(tree, iterable.children[0]) != "range") return std::nullopt;
+    std::vector<std::int64_t> bounds;
+    for (std::size_t k = 1; k < iterable.children.size(); ++k) {
+      const auto v = eval(tree, iterable.children[k]).as_int();
+      if (!v) return std::nullopt;
+      bounds.push_back(*v);
+    }
+    if (bounds.empty() || bounds.size() > 3) return std::nullopt;
+    const std::int64_t start = bounds.size() > 1 ? bounds[0] : 0, stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+    const std::int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+    if (step <= 0 || stop < start) return step > 0 ? std::optional<std::int64_t>(0) : std::nullopt;
+    const std::int64_t n = (stop - start + step - 1) / step;
+    return n <= 64 ? std::optional<std::int64_t>(n) : std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace hiera::engine::analysis

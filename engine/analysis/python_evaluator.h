@@ -85,10 +85,12 @@ class PythonEvaluator {
   PyValue eval(const PyExprTree& tree, int node);
   PyValue eval_node(const PyExprTree& tree, int node);
   PyValue call(const PyExprTree& tree, int node);
+  void register_tensor(const OpCall& args, std::string type, const PyExprTree& tree, int node);
   PyValue attribute(const PyExprTree& tree, int node);
   PyValue subscript(const PyExprTree& tree, int node);
   PyValue binary(const PyExprTree& tree, int node);
   PyValue comprehension(const PyExprTree& tree, int node);
+  std::optional<std::int64_t> range_length(const PyExprTree& tree, const PyExpr& comprehension);
   PyValue builtin(std::string_view name, const OpCall& args, const PyExprTree& tree, int node);
   PyValue creation(std::string_view name, const OpCall& args, std::string call_text, Span span);
   PyValue tensor_method(std::string_view name, const PyValue& self, OpCall args, const PyExprTree& tree, int node);

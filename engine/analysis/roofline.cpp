@@ -15,7 +15,12 @@ std::optional<RooflineTime> roofline_time(const Work& work, const Roofline& roof
   }
   t.memory_seconds = work.bytes / (roofline.bandwidth_gbs * 1e9);
   t.memory_bound = t.memory_seconds >= t.compute_seconds;
-  t.seconds = std::max(t.compute_seconds, t.memory_seconds);
+  t.seconds = t.speed_of_light_seconds = std::max(t.compute_seconds, t.memory_seconds);
+  const double floor = roofline.launch_floor_us * 1e-6;
+  if ((work.flops > 0 || work.bytes > 0) && t.seconds < floor) {
+    t.seconds = floor;
+    t.launch_bound = true;
+  }
   return t;
 }
 

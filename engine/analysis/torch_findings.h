@@ -62,6 +62,8 @@ struct ModelInput {
   std::string dtype;           // a tensor's
   std::optional<double> value; // a number's
   std::optional<std::vector<double>> values;  // a tuple or list of numbers' (a shape argument)
+  // A list or tuple of tensors' (a comprehension's, [torch.randn(...) for _ in range(n)]): each one's shape and dtype.
+  std::vector<ModelInput> tensors;
   bool operator==(const ModelInput&) const = default;
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/analysis/torch_ops.h"
+
 namespace hiera::engine::analysis {
 
 namespace {
@@ -43,10 +45,45 @@ PyValue input_value(const ModelInput& input) {
     return sequence;
   }
   if (!input.dtype.empty() || input.shape) return PyValue::tensor(input.shape, input.dtype.empty() ? "float32" : input.dtype);
+  if (!input.tensors.empty()) {
+    PyValue sequence = PyValue::sequence({});
+    for (const auto& t : input.tensors) sequence.items.push_back(input_value(t));
+    sequence.of_tensors = true;
+    return sequence;
+  }
   return PyValue::unknown();
 }
 
+// The value a file assigns to a torch flag (`... <name> = True|False`), its
+// last assignment winning; nullopt when it sets none.
+std::optional<bool> flag_assignment(std::string_view source, std::string_view name) {
+  std::optional<bool> value;
+  for (std::size_t at = source.find(name); at != std::string_view::npos; at = source.find(name, at + 1)) {
+    std::size_t k = at + name.size();
+    while (k < source.size() && source[k] == ' ') ++k;
+    if (k >= source.size() || source[k] != '=' || (k + 1 < source.size() && source[k + 1] == '=')) continue;
+    for (++k; k < source.size() && source[k] == ' ';) ++k;
+    if (source.substr(k, 4) == "True") value = true;
+    else if (source.substr(k, 5) == "False") value = false;
+  }
+  return value;
+}
+
 }  // namespace
+
+Float32Precision float32_precision(std::string_view source) {
+  Float32Precision out;
+  if (const auto conv = flag_assignment(source, "cudnn.allow_tf32")) out.tf32_convolutions = *conv;
+  if (const auto matmul = flag_assignment(source, "matmul.allow_tf32")) out.tf32_matmuls = *matmul;
+  // torch.set_float32_matmul_precision("high" or "medium") allows TF32 matmuls too.
+  static constexpr std::string_view kCall = "set_float32_matmul_precision(";
+  for (std::size_t at = source.find(kCall); at != std::string_view::npos; at = source.find(kCall, at + 1)) {
+    const std::string_view argument = source.substr(at + kCall.size(), 10);
+    if (argument.find("highest") != std::string_view::npos) out.tf32_matmuls = false;
+    else if (argument.find("high") != std::string_view::npos || argument.find("medium") != std::string_view::npos) out.tf32_matmuls = true;
+  }
+  return out;
+}
 
 TorchFile::TorchFile(std::string_view source, const PythonSyntax& syntax, const SizeMap& sizes) : source_(source), syntax_(syntax) {
   aliases_ = {{"torch", "torch"}, {"nn", "torch.nn"}, {"F", "torch.nn.functional"}};
@@ -56,6 +93,7 @@ TorchFile::TorchFile(std::string_view source, const PythonSyntax& syntax, const 
   find_module_classes();
   constants(sizes);
   find_kernelbench();
+  precision_ = float32_precision(source);
   describe_context();
 }
 
@@ -187,6 +225,19 @@ std::vector<ModelInput> TorchFile::returned_inputs(const PyStmt& def) const {
         if (const auto n = item.as_double()) numbers.push_back(*n);
       }
       if (numbers.size() == value.items.size()) input.values = std::move(numbers);
+      const bool tensors = !value.items.empty() && std::all_of(value.items.begin(), value.items.end(), [](const PyValue& v) {
+        return v.is_tensor();
+      });
+      if (tensors) {
+        for (const auto& item : value.items) {
+          ModelInput t;
+          t.expression = input.expression;
+          t.span = input.span;
+          t.shape = item.shape;
+          t.dtype = item.dtype;
+          input.tensors.push_back(std::move(t));
+        }
+      }
     }
     out.push_back(std::move(input));
   }
@@ -215,6 +266,8 @@ void TorchFile::find_kernelbench() {
 }
 
 void TorchFile::describe_context() {
+  context_ += precision_.tf32_convolutions ? "tf32c;" : "fp32c;";
+  context_ += precision_.tf32_matmuls ? "tf32m;" : "fp32m;";
   for (const auto& [name, path] : aliases_) context_ += name + "=" + path + ";";
   context_ += "|";
   for (const auto& [name, value] : globals_) {
@@ -327,8 +380,22 @@ TorchFile::ModuleScan TorchFile::scan_module(const PyStmt& c) const {
     e.set_trace(&out.trace, "get_inputs");
     e.run(forward->body);
     m.ops = out.trace.ops;
+    hold_against_tensor_float32(m.ops);
   }
   return out;
+}
+
+// float32 convolutions and matmuls that torch runs on TF32 tensor cores (cuDNN
+// by default, matmuls when the file allows it) are held against TF32's peak.
+void TorchFile::hold_against_tensor_float32(std::vector<ForwardOp>& ops) const {
+  for (auto& op : ops) {
+    if (!op.work || op.work->dtype != "float32") continue;
+    const auto info = find_op(op.op);
+    if (!info) continue;
+    const bool conv = info->category == OpCategory::Conv;
+    const bool matmul = info->category == OpCategory::Matmul || info->category == OpCategory::Linear;
+    if ((conv && precision_.tf32_convolutions) || (matmul && precision_.tf32_matmuls)) op.work->dtype = "tf32";
+  }
 }
 
 TorchScan scan_torch(std::string_view source, const PythonSyntax& syntax, const SizeMap& sizes) {

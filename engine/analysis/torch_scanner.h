@@ -16,6 +16,16 @@
 
 namespace hiera::engine::analysis {
 
+// Whether torch runs float32 convolutions and matmuls on TF32 tensor cores:
+// cuDNN's allow_tf32 defaults to True, matmul's to False; a file's
+// `torch.backends.cudnn.allow_tf32 = ...`, `torch.backends.cuda.matmul.allow_tf32
+// = ...` and `torch.set_float32_matmul_precision(...)` change them.
+struct Float32Precision {
+  bool tf32_convolutions = true;
+  bool tf32_matmuls = false;
+};
+Float32Precision float32_precision(std::string_view source);
+
 struct TorchScan {
   std::vector<TorchModule> modules;
   std::vector<ForwardTrace> traces;  // parallel to modules: forward's syncs and loops (its ops are the module's)
@@ -62,6 +72,7 @@ class TorchFile {
             std::vector<std::string>& names) const;
   PythonEvaluator evaluator() const;
   std::string_view text(std::uint32_t k) const;
+  void hold_against_tensor_float32(std::vector<ForwardOp>& ops) const;
 
   std::string_view source_;
   const PythonSyntax& syntax_;
@@ -70,6 +81,7 @@ class TorchFile {
   std::vector<const PyStmt*> classes_;
   std::vector<std::string> module_names_;
   std::optional<KernelBenchEntry> kernelbench_;
+  Float32Precision precision_;
   std::string context_;
 };
 

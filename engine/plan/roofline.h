@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/launch_overhead.h"
 #include "engine/knowledge/gpu_spec.h"
 #include "engine/knowledge/recipe.h"
 
@@ -20,7 +21,7 @@ namespace hiera::engine::plan {
 struct Ceilings {
   double bandwidth_gbs = 0.0;                // device memory, GB/s
   std::map<std::string, double> tflops;      // peak by dtype: float32, tf32, float16, bfloat16, float64, int8
-  double launch_overhead_us = 3.0;           // the fixed cost of one kernel launch
+  double launch_overhead_us = kKernelLaunchUs;  // the fixed cost of one kernel launch
   std::string source;                        // "probe of NVIDIA H200", "knowledge: h200 datasheet"
 };
 

@@ -11,7 +11,20 @@ namespace plan = engine::plan;
 
 namespace {
 
-std::string bound_text(bool memory_bound) { return memory_bound ? "memory-bound" : "compute-bound"; }
+std::string bound_text(const CostEstimate& e) {
+  return e.launch_bound ? "launch-bound" : e.memory_bound ? "memory-bound" : "compute-bound";
+}
+
+// What the estimate counts besides flops over bytes, in the hover's words.
+std::string estimate_notes(const CostEstimate& e) {
+  std::string out;
+  if (e.op_by_op_seconds) {
+    out += " · with " + plan::count_of(static_cast<long long>(e.fused_ops), "elementwise op", "elementwise ops") +
+           " fused into the pass of the op before (" + plan::format_time_ms(*e.op_by_op_seconds * 1e3) + " op by op)";
+  }
+  if (e.tensor_float32) out += " · float32 convolutions and matmuls at the TF32 tensor-core peak, as torch's flags allow (cuDNN's default)";
+  return out;
+}
 
 std::string on_gpu(const std::string& gpu) { return gpu.empty() ? "" : " on " + gpu; }
 
@@ -30,7 +43,7 @@ std::string lens_title(const std::optional<Measurement>& measured, const std::op
   if (!verified.empty()) return verified;
   if (estimate && estimate->seconds) {
     return std::string("est. ") + (estimate->lower_bound ? "≥ " : "") + plan::format_time_ms(*estimate->seconds * 1e3) +
-           " on " + target.label + " (" + bound_text(estimate->memory_bound) + ")";
+           " on " + target.label + " (" + bound_text(*estimate) + (estimate->op_by_op_seconds ? ", fused" : "") + ")";
   }
   return "not measured yet";
 }
@@ -45,8 +58,15 @@ std::string estimate_markdown(const CostEstimate& estimate, const EstimateTarget
     return "**Estimate**: " + work + (target.problem.empty() ? "" : "; no roofline time: " + target.problem);
   }
   std::string out = "**Estimate** on " + target.label + ": " + (estimate.lower_bound ? "≥ " : "") +
-                    plan::format_time_ms(*estimate.seconds * 1e3) + " at speed of light, " +
-                    bound_text(estimate.memory_bound) + " · " + work;
+                    plan::format_time_ms(*estimate.seconds * 1e3);
+  if (estimate.launch_bound && estimate.speed_of_light_seconds) {
+    // The work alone would take less than the launch it needs.
+    out += ", launch-bound (at least " + plan::format_time_ms(engine::analysis::kLaunchFloorUs / 1e3) + " a launch; " +
+           plan::format_time_ms(*estimate.speed_of_light_seconds * 1e3) + " at speed of light)";
+  } else {
+    out += " at speed of light, " + bound_text(estimate);
+  }
+  out += " · " + work + estimate_notes(estimate);
   if (estimate.lower_bound) out += "; ops in loops count once, ops without shapes not at all";
   return out;
 }

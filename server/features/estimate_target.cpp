@@ -1,5 +1,7 @@
 #include "server/features/estimate_target.h"
 
+#include "engine/facade/cost_estimates.h"
+
 namespace hiera::server {
 
 EstimateTarget estimate_target(const engine::knowledge::KnowledgeBase& knowledge, const nlohmann::json& setting) {
@@ -18,7 +20,7 @@ EstimateTarget estimate_target(const engine::knowledge::KnowledgeBase& knowledge
   std::string label = gpu->name.substr(0, gpu->name.find(" ("));
   if (label.rfind("NVIDIA ", 0) == 0) label.erase(0, 7);
   out.label = label.empty() ? gpu->id : label;
-  out.roofline = engine::analysis::Roofline{gpu->id, gpu->memory_bandwidth_gbs, gpu->peak_tflops};
+  out.roofline = engine::facade::estimate_roofline(*gpu);
   return out;
 }
 

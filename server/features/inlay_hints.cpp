@@ -21,7 +21,9 @@ bool before(const lsp::Position& a, const lsp::Position& b) {
   return a.line < b.line || (a.line == b.line && a.character < b.character);
 }
 
-std::string bound_text(bool memory_bound) { return memory_bound ? "memory-bound" : "compute-bound"; }
+std::string bound_text(bool memory_bound, bool launch_bound = false) {
+  return launch_bound ? "launch-bound" : memory_bound ? "memory-bound" : "compute-bound";
+}
 
 class Hints {
  public:
@@ -98,15 +100,21 @@ void forward_hints(Hints& hints, const analysis::Analysis& a, const MeasurementS
     } else if (const auto estimate = module_estimate(m, roofline); estimate && estimate->seconds) {
       hints.add(hints.line_end(m.forward->begin),
                 std::string("≈ ") + (estimate->lower_bound ? "≥ " : "") + plan::format_time_ms(*estimate->seconds * 1e3),
-                m.name + ".forward at speed of light on " + target.label + ", " + bound_text(estimate->memory_bound) +
-                    ": the sum of the estimates of " + std::to_string(estimate->ops_counted) + " of " +
-                    plan::count_of(static_cast<long long>(estimate->ops_total), "op", "ops"));
+                m.name + ".forward estimated on " + target.label + " (speed of light, at least one launch a pass), " +
+                    bound_text(estimate->memory_bound, estimate->launch_bound) + ": " +
+                    std::to_string(estimate->ops_counted) + " of " +
+                    plan::count_of(static_cast<long long>(estimate->ops_total), "op", "ops") +
+                    (estimate->op_by_op_seconds
+                         ? ", " + plan::count_of(static_cast<long long>(estimate->fused_ops), "elementwise op", "elementwise ops") +
+                               " fused into the pass of the op before (" +
+                               plan::format_time_ms(*estimate->op_by_op_seconds * 1e3) + " op by op)"
+                         : std::string()));
     }
     // Each line with ops: the sum of their estimates, by the line the op ends on.
     struct Line {
       double seconds = 0;
       bool lower_bound = false;
-      double memory_seconds = 0;
+      double memory_seconds = 0, launch_seconds = 0;
       std::vector<std::string> ops;
       std::size_t end = 0;
     };
@@ -122,14 +130,18 @@ void forward_hints(Hints& hints, const analysis::Analysis& a, const MeasurementS
         continue;
       }
       line.seconds += *estimate->seconds;
-      if (estimate->memory_bound) line.memory_seconds += *estimate->seconds;
+      if (estimate->launch_bound) line.launch_seconds += *estimate->seconds;
+      else if (estimate->memory_bound) line.memory_seconds += *estimate->seconds;
       line.lower_bound = line.lower_bound || estimate->lower_bound;
       line.ops.push_back(op.op + " " + plan::format_time_ms(*estimate->seconds * 1e3));
     }
     for (const auto& [number, line] : lines) {
       if (line.seconds <= 0) continue;
-      std::string tooltip = "Speed-of-light estimate on " + target.label + ", " +
-                            bound_text(line.memory_seconds * 2 >= line.seconds) + ": ";
+      // Op by op, as eager PyTorch runs them: each op's speed of light, no less than one launch.
+      const double compute_seconds = line.seconds - line.memory_seconds - line.launch_seconds;
+      std::string tooltip = "Estimate on " + target.label + " op by op (speed of light, at least one launch each), " +
+                            bound_text(line.memory_seconds >= compute_seconds,
+                                       line.launch_seconds > line.memory_seconds && line.launch_seconds > compute_seconds) + ": ";
       for (std::size_t i = 0; i < line.ops.size(); ++i) tooltip += (i ? " + " : "") + line.ops[i];
       if (line.lower_bound) tooltip += " (a lower bound: ops in loops count once, ops without shapes not at all)";
       hints.add(hints.line_end(line.end),

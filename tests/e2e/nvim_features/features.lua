@@ -124,7 +124,7 @@ local function run()
     { 11, 26, 11, 29, warn, 'cuda.block_size', 'block of 100 threads is not a multiple of 32: its last warp runs 4 of 32 lanes' },
   })
 
-  local estimate = '**Estimate** on H200: 2.62 µs at speed of light, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)'
+  local estimate = '**Estimate** on H200: 3.00 µs, launch-bound (at least 3.00 µs a launch; 2.62 µs at speed of light) · 2.1 MFLOP, 12.6 MB (shapes from annotations)'
   check_eq('hover on the kernel', (hover(cu, 6, 18)), {
     contents = { kind = 'markdown', value = '### kernel `saxpy`\n\n' .. estimate .. '\n\nNot measured yet: run *Profile kernel saxpy*.\n' },
     range = { start = { line = 5, character = 16 }, ['end'] = { line = 5, character = 21 } },
@@ -135,7 +135,7 @@ local function run()
   wait_for('code lenses of saxpy.cu', function() return #vim.lsp.codelens.get(cu) == 1 end)
   local lens = vim.lsp.codelens.get(cu)[1]
   check_eq('the kernel code lens', { lens.range.start.line, lens.command.title, lens.command.command },
-    { 5, 'est. 2.62 µs on H200 (memory-bound)', 'hiera.profileSymbol' })
+    { 5, 'est. 3.00 µs on H200 (launch-bound)', 'hiera.profileSymbol' })
 
   local actions = code_actions(cu, 6, 40)
   check_eq('code actions on `float* x`', titles(actions), {

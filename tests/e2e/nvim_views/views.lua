@@ -41,7 +41,7 @@ local function run()
     { true, true, true, { resolveProvider = false } })
   h.wait_diagnostics(cu, 2, 'diagnostics of saxpy.cu (its analysis is built)')
 
-  local cost = 'est. 2.62 µs on H200 (memory-bound)'
+  local cost = 'est. 3.00 µs on H200 (launch-bound)'
   local symbols = request(cu, 'textDocument/documentSymbol', { textDocument = vim.lsp.util.make_text_document_params(cu) })
   check_eq('the outline of saxpy.cu', symbols, {
     { name = 'saxpy', detail = cost, kind = 12, range = range(5, 0, 8, 1), selectionRange = range(5, 16, 5, 21) },
@@ -85,12 +85,12 @@ local function run()
   check_eq('the module, forward and its ops',
     { model.name, model.kind, model.detail, model.children[1].name, model.children[1].kind,
       vim.tbl_map(function(op) return op.name .. ' · ' .. op.kind end, model.children[1].children) },
-    { 'Model', 5, 'est. 7.14 µs on H200 (memory-bound)', 'forward', 6,
+    { 'Model', 5, 'est. 7.07 µs on H200 (memory-bound, fused)', 'forward', 6,
       { 'self.fc1 · 25', 'torch.nn.functional.gelu · 25', 'self.fc2 · 25', '+ · 25' } })
   check_eq('inlay hints of forward',
     vim.tbl_map(function(h) return { h.position.line, h.position.character, h.label } end,
       request(py, 'textDocument/inlayHint', { textDocument = { uri = vim.uri_from_bufnr(py) }, range = range(0, 0, 22, 0) })),
-    { { 12, 55, '≈ 7.14 µs' }, { 13, 66, '≈ 7.14 µs' } })
+    { { 12, 55, '≈ 7.07 µs' }, { 13, 66, '≈ 13.1 µs' } })
 
   check_eq('workspace/symbol "SXP" (a subsequence, any case)',
     vim.tbl_map(function(s) return { s.name, s.kind, s.location.uri, s.location.range } end,

@@ -92,7 +92,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
     };
     assert.deepEqual(await s.waitForDiagnostics(cu, 1), { uri: cu, version: 1, diagnostics: [restrict, blockSize] });
 
-    const estimate = '**Estimate** on H200: 2.62 µs at speed of light, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)';
+    const estimate = '**Estimate** on H200: 3.00 µs, launch-bound (at least 3.00 µs a launch; 2.62 µs at speed of light) · 2.1 MFLOP, 12.6 MB (shapes from annotations)';
     assert.deepEqual(await s.hover(cu, 5, 18), {
       contents: { kind: 'markdown', value: `### kernel \`saxpy\`\n\n${estimate}\n\nNot measured yet: run *Profile kernel saxpy*.\n` },
       range: range(5, 16, 5, 21),
@@ -108,7 +108,7 @@ test('hiera lsp on a .cu and a .py: diagnostics, hover, code lenses, code action
     assert.equal(await s.hover(cu, 9, 0), null, 'no hover on a blank line');
     const saxpyArgs = [{ kind: 'kernel', symbol: 'saxpy', uri: cu, version: 1 }];
     assert.deepEqual(await s.request('textDocument/codeLens', { textDocument: { uri: cu } }), [
-      { range: range(5, 16, 5, 21), command: { title: 'est. 2.62 µs on H200 (memory-bound)', command: 'hiera.profileSymbol', arguments: saxpyArgs } },
+      { range: range(5, 16, 5, 21), command: { title: 'est. 3.00 µs on H200 (launch-bound)', command: 'hiera.profileSymbol', arguments: saxpyArgs } },
     ]);
 
     // On `float* x`: the quick fix and the explanation of its hint, then the kernel's actions.
@@ -289,8 +289,9 @@ test('Optimize Model.forward: progress, then the verified ModelNew inserted afte
       '        # One batched linear layer over all rows, then the ReLU.',
       '        return torch.relu(self.linear(x))',
     ]);
-    // The server heard the applied edit as version 2 and analysed it: Model's hint is still there, ModelNew has none.
-    assert.equal((await s.waitForDiagnostics(py, 2)).diagnostics.map((d) => d.code).join(), 'torch.python_loop');
+    // The server heard the applied edit as version 2 and analysed it: Model's loop hint is still there, and
+    // ModelNew's one batched linear + ReLU is an epilogue cuBLASLt could take.
+    assert.equal((await s.waitForDiagnostics(py, 2)).diagnostics.map((d) => d.code).join(), 'torch.python_loop,torch.gemm_epilogue');
 
     // The measurement recorded once the edit was applied: Model's lens shows it, for version 2.
     const lenses = await s.request('textDocument/codeLens', { textDocument: { uri: py } });

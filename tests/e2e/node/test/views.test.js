@@ -14,7 +14,7 @@ const CU = 'file:///tmp/hiera-e2e/views/saxpy.cu';
 const PY = 'file:///tmp/hiera-e2e/views/model.py';
 
 const { pos, range } = h;
-const SAXPY_COST = 'est. 2.62 µs on H200 (memory-bound)';
+const SAXPY_COST = 'est. 3.00 µs on H200 (launch-bound)';
 const FUNCTION = 12, CLASS = 5, METHOD = 6, EVENT = 24, OPERATOR = 25;
 
 test('hiera lsp: outline, inlay hints, go to definition and workspace symbols on a .cu and a .py', { timeout: 30000 }, () =>
@@ -47,14 +47,14 @@ test('hiera lsp: outline, inlay hints, go to definition and workspace symbols on
       // Python: the module, forward, and its four ops in execution order.
       const op = (name, detail, r) => ({ name, detail, kind: OPERATOR, range: r, selectionRange: r });
       assert.deepEqual(await s.request(DocumentSymbolRequest.method, { textDocument: { uri: PY } }), [{
-        name: 'Model', detail: 'est. 7.14 µs on H200 (memory-bound)', kind: CLASS, range: range(4, 0, 13, 66), selectionRange: range(4, 6, 4, 11),
+        name: 'Model', detail: 'est. 7.07 µs on H200 (memory-bound, fused)', kind: CLASS, range: range(4, 0, 13, 66), selectionRange: range(4, 6, 4, 11),
         children: [{
           name: 'forward', detail: '4 ops', kind: METHOD, range: range(12, 4, 13, 66), selectionRange: range(12, 8, 12, 15),
           children: [
             op('self.fc1', 'linear · est. 3.53 µs on H200 (memory-bound)', range(13, 53, 13, 64)),
-            op('torch.nn.functional.gelu', 'gelu · est. 0.0546 µs on H200 (memory-bound)', range(13, 28, 13, 65)),
+            op('torch.nn.functional.gelu', 'gelu · est. 3.00 µs on H200 (launch-bound)', range(13, 28, 13, 65)),
             op('self.fc2', 'linear · est. 3.53 µs on H200 (memory-bound)', range(13, 19, 13, 66)),
-            op('+', 'add · est. 0.0205 µs on H200 (memory-bound)', range(13, 15, 13, 66)),
+            op('+', 'add · est. 3.00 µs on H200 (launch-bound)', range(13, 15, 13, 66)),
           ],
         }],
       }]);
@@ -67,10 +67,10 @@ test('hiera lsp: outline, inlay hints, go to definition and workspace symbols on
       assert.deepEqual(await s.request(InlayHintRequest.method, { textDocument: { uri: CU }, range: range(0, 0, 10, 0) }), []);
       const hints = await s.request(InlayHintRequest.method, { textDocument: { uri: PY }, range: range(0, 0, 22, 0) });
       assert.deepEqual(hints.map((hint) => [hint.position, hint.label, hint.kind, hint.paddingLeft]), [
-        [pos(12, 55), '≈ 7.14 µs', 1, true],
-        [pos(13, 66), '≈ 7.14 µs', 1, true],
+        [pos(12, 55), '≈ 7.07 µs', 1, true],
+        [pos(13, 66), '≈ 13.1 µs', 1, true],
       ]);
-      assert.equal(hints[1].tooltip, 'Speed-of-light estimate on H200, memory-bound: linear 3.53 µs + gelu 0.0546 µs + linear 3.53 µs + add 0.0205 µs');
+      assert.equal(hints[1].tooltip, 'Estimate on H200 op by op (speed of light, at least one launch each), memory-bound: linear 3.53 µs + gelu 3.00 µs + linear 3.53 µs + add 3.00 µs');
 
       // Definition: from the launch's kernel name to the kernel; elsewhere nothing.
       assert.deepEqual(await s.request(DefinitionRequest.method, { textDocument: { uri: CU }, position: pos(11, 4) }),

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -134,6 +136,25 @@ TEST(AnalysisTest, ALaunchWithoutABlockReanalysesAsItAnalysesFresh) {
   ASSERT_EQ(fresh.launches.size(), 1u);
   EXPECT_EQ(fresh.launches[0].block_span, (Span{}));
   EXPECT_EQ(incremental.launches, fresh.launches);
+}
+
+// cuda.grid_overrun pairs a launcher's grid with its kernel's bounds check
+// after both are analysed: an edit to either gives what a fresh analysis gives.
+TEST(AnalysisTest, ALauncherFollowsTheKernelItLaunches) {
+  const std::string original = fixture("row_reduction_overrun.cu");
+  auto overruns = [](const Analysis& a) {
+    return std::count_if(a.hints.begin(), a.hints.end(), [](const Hint& h) { return h.rule == "cuda.grid_overrun"; });
+  };
+  // The kernel gains its bounds check: the launcher's overrun goes although its own text is unchanged.
+  std::string checked = original;
+  checked.replace(checked.find("  y[i] = a * x[i];"), 18, "  if (i < 7) y[i] = a * x[i];");
+  const Analysis fixed = expect_incremental_equals_fresh(original, checked, Language::Cuda);
+  EXPECT_EQ(overruns(fixed), 0);
+  EXPECT_EQ(fixed.reused, 2u);  // row_sum and the launcher: the overrun is the file's, not the launcher's cached hint
+  // An edit to the launcher alone still finds the overrun in the reused kernel's body.
+  std::string moved = original;
+  moved.replace(moved.find("  dim3 block(100);"), 18, "  dim3 block(100);  // one row per thread");
+  EXPECT_EQ(overruns(expect_incremental_equals_fresh(original, moved, Language::Cuda)), 1);
 }
 
 TEST(AnalysisTest, AnotherLanguageReusesNothing) {

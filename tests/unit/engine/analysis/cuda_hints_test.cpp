@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/analysis/analysis.h"
 #include "engine/analysis/cuda_lexer.h"
 
 namespace hiera::engine::analysis {
@@ -74,6 +75,14 @@ TEST(CudaHintsTest, AThreadWalkingItsOwnRowIsAReductionNotATranspose) {
                               "elements and combine with __shfl_down_sync");
 }
 
+// cuda.grid_overrun reads across functions (the launcher's grid, the kernel's
+// bounds check): it comes from the whole file's analysis.
+std::vector<Found> file_found(const std::string& source) {
+  std::vector<Found> out;
+  for (const auto& h : analyze(source, Language::Cuda).hints) out.push_back({h.rule, source.substr(h.span.begin, h.span.size())});
+  return out;
+}
+
 TEST(CudaHintsTest, ARoundedUpGridIntoAnUncheckedKernelOverruns) {
   const std::string kernel =
       "__global__ void scale(float* y, const float* x, float a) {\n"
@@ -86,9 +95,8 @@ TEST(CudaHintsTest, ARoundedUpGridIntoAnUncheckedKernelOverruns) {
       "  if (i < n) y[i] = a * x[i];\n"
       "}\n";
   const std::string over = "void run(float* y, const float* x, int rows) {\n  scale<<<(rows + 100) / 100, 100>>>(y, x, 2.0f);\n}\n";
-  std::vector<Hint> hints = hints_of(kernel + over);
   std::vector<Hint> overruns;
-  for (const auto& h : hints) {
+  for (const auto& h : analyze(kernel + over, Language::Cuda).hints) {
     if (h.rule == "cuda.grid_overrun") overruns.push_back(h);
   }
   ASSERT_EQ(overruns.size(), 1u);
@@ -97,16 +105,19 @@ TEST(CudaHintsTest, ARoundedUpGridIntoAnUncheckedKernelOverruns) {
   EXPECT_EQ(overruns[0].message, "grid '(rows + 100) / 100' rounds rows up by a whole block more than the ceiling (rows + 99) "
                                  "/ 100, and 'scale' never compares its index with a size: the last block's extra threads "
                                  "reach 'y[i]' past the end");
-  // The usual ceiling through a variable, into the same kernel: still past the end when rows % 256 != 0.
+  // The usual ceiling through a variable, into the same kernel: still past the end when n % 256 != 0.
   const std::string variable = "void run(float* y, const float* x, int n) {\n  int blocks = (n + 255) / 256;\n"
                                "  scale<<<blocks, 256>>>(y, x, 2.0f);\n}\n";
-  const auto via = found(kernel + variable);
+  const auto via = file_found(kernel + variable);
   EXPECT_NE(std::find(via.begin(), via.end(), Found{"cuda.grid_overrun", "blocks"}), via.end());
-  // A kernel that checks its index, or a grid that does not round: no overrun.
+  // A kernel that checks its index, a grid that does not round, or a grid of another form: no overrun.
   const std::string guarded = "void run(float* y, const float* x, int n) {\n  scale<<<(n + 255) / 256, 256>>>(y, x, 2.0f, n);\n}\n";
-  EXPECT_EQ(found(checked + guarded), std::vector<Found>{});
-  const std::string exact = "void run(float* y, const float* x, int n) {\n  scale<<<n / 256, 256>>>(y, x, 2.0f);\n}\n";
-  for (const auto& f : found(kernel + exact)) EXPECT_NE(f.rule, "cuda.grid_overrun");
+  EXPECT_EQ(file_found(checked + guarded), std::vector<Found>{});
+  for (const std::string grid : {"n / 256", "(n + 255) >> 8", "(2 + 255) / 256", "(n - 1) / 256 + 1", "(n + 0) / 256"}) {
+    SCOPED_TRACE(grid);
+    const std::string launch = "void run(float* y, const float* x, int n) {\n  scale<<<" + grid + ", 256>>>(y, x, 2.0f);\n}\n";
+    for (const auto& f : file_found(kernel + launch)) EXPECT_NE(f.rule, "cuda.grid_overrun");
+  }
 }
 
 TEST(CudaHintsTest, ReadOnlyPointerGetsConstRestrictEdits) {

@@ -35,5 +35,23 @@ TEST(AnalysisRooflineTest, DtypesWithoutAPeakUseFloat32AndNoBandwidthIsNoEstimat
   EXPECT_FALSE(roofline_time(w, Roofline{"none", 0.0, {}}));
 }
 
+TEST(AnalysisRooflineTest, TheLaunchFloorHoldsTinyWorkButNotNothing) {
+  Roofline gpu = kGpu;
+  gpu.launch_floor_us = 3.0;
+  Work tiny;
+  tiny.bytes = 1e4;  // 10 ns of memory traffic
+  const auto t = roofline_time(tiny, gpu);
+  EXPECT_DOUBLE_EQ(t->speed_of_light_seconds, 1e-8);
+  EXPECT_DOUBLE_EQ(t->seconds, 3e-6);
+  EXPECT_TRUE(t->launch_bound);
+  Work big;
+  big.bytes = 4e9;
+  EXPECT_FALSE(roofline_time(big, gpu)->launch_bound);
+  EXPECT_DOUBLE_EQ(roofline_time(big, gpu)->seconds, 4e-3);
+  // A view moves nothing and launches nothing.
+  EXPECT_DOUBLE_EQ(roofline_time(Work{}, gpu)->seconds, 0.0);
+  EXPECT_FALSE(roofline_time(Work{}, gpu)->launch_bound);
+}
+
 }  // namespace
 }  // namespace hiera::engine::analysis

@@ -61,11 +61,14 @@ TEST(TorchScannerTest, LayersFromInit) {
   EXPECT_EQ(m.bases, (std::vector<std::string>{"nn.Module"}));
   EXPECT_EQ(m.init_parameters, (std::vector<std::string>{"d_in", "d_out", "dropout"}));
   EXPECT_EQ(m.forward_parameters, (std::vector<std::string>{"x", "y"}));
-  ASSERT_EQ(m.layers.size(), 3u);  // a buffer is not assigned as an attribute
+  ASSERT_EQ(m.layers.size(), 4u);
   EXPECT_EQ(m.layers[0], (TorchLayer{"fc", "Linear", "d_in, d_out", m.layers[0].span}));
   EXPECT_EQ(s.text(m.layers[0].span), "self.fc = nn.Linear(d_in, d_out)");
   EXPECT_EQ(m.layers[1].type, "Sequential");
-  EXPECT_EQ(m.layers[2].type, "Parameter");
+  // A registered buffer is an attribute forward can read, as `self.mask = ...` would be.
+  EXPECT_EQ(m.layers[2], (TorchLayer{"mask", "buffer", "'mask', torch.ones(d_out)", m.layers[2].span}));
+  EXPECT_EQ(s.text(m.layers[2].span), "self.register_buffer('mask', torch.ones(d_out))");
+  EXPECT_EQ(m.layers[3].type, "Parameter");
 }
 
 TEST(TorchScannerTest, ForwardOpsInExecutionOrderWithDataFlowAndShapes) {
@@ -176,6 +179,56 @@ TEST(TorchScannerTest, SyncsAndLoopsAreTraced) {
   EXPECT_TRUE(trace.loops[2].over_tensor);
   EXPECT_TRUE(trace.loops[2].body_has_matmul);
   EXPECT_EQ(s.text(trace.loops[0].span), "for i in range(len(x)):");
+}
+
+TEST(TorchScannerTest, Float32ConvolutionsAndMatmulsFollowTheFilesTf32Flags) {
+  EXPECT_TRUE(float32_precision("").tf32_convolutions);  // cuDNN's default
+  EXPECT_FALSE(float32_precision("").tf32_matmuls);
+  EXPECT_FALSE(float32_precision("torch.backends.cudnn.allow_tf32 = False\n").tf32_convolutions);
+  EXPECT_TRUE(float32_precision("torch.backends.cuda.matmul.allow_tf32=True\n").tf32_matmuls);
+  EXPECT_TRUE(float32_precision("torch.set_float32_matmul_precision('high')\n").tf32_matmuls);
+  EXPECT_FALSE(float32_precision("torch.set_float32_matmul_precision(\"medium\")\ntorch.set_float32_matmul_precision(\"highest\")\n").tf32_matmuls);
+  EXPECT_FALSE(float32_precision("if torch.backends.cuda.matmul.allow_tf32 == True: pass\n").tf32_matmuls);  // a test, not a setting
+
+  const std::string model =
+      "import torch\nimport torch.nn as nn\n"
+      "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+      "        self.conv = nn.Conv2d(3, 8, 3)\n        self.fc = nn.Linear(8, 8)\n"
+      "    def forward(self, x, y):\n        return self.conv(x), self.fc(y), x.half().relu()\n"
+      "def get_inputs():\n    return [torch.randn(2, 3, 16, 16), torch.randn(4, 8)]\n";
+  auto dtypes = [](const Scanned& s) {
+    std::vector<std::string> out;
+    for (const auto& o : s.module("Model").ops) out.push_back(o.op + ":" + (o.work ? o.work->dtype : "-"));
+    return out;
+  };
+  EXPECT_EQ(dtypes(Scanned(model)), (std::vector<std::string>{"conv2d:tf32", "linear:float32", "half:float16", "relu:float16"}));
+  EXPECT_EQ(dtypes(Scanned(model + "torch.backends.cudnn.allow_tf32 = False\ntorch.backends.cuda.matmul.allow_tf32 = True\n")),
+            (std::vector<std::string>{"conv2d:float32", "linear:tf32", "half:float16", "relu:float16"}));
+}
+
+TEST(TorchScannerTest, BuffersAndListsOfInputsHaveShapes) {
+  const Scanned s(
+      "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+      "class Model(nn.Module):\n    def __init__(self, c):\n        super().__init__()\n"
+      "        self.register_buffer(\"weight\", torch.randn(c, 1, 3, 3))\n"
+      "    def forward(self, xs, y):\n        return torch.cat(xs, dim=1), F.conv2d(y, self.weight, padding=1, groups=16)\n"
+      "def get_inputs():\n    return [[torch.randn(8, 16, 4, 4) for _ in range(3)], torch.randn(8, 16, 4, 4)]\n"
+      "def get_init_inputs():\n    return [16]\n");
+  ASSERT_TRUE(s.scan.kernelbench);
+  const auto& listed = s.scan.kernelbench->inputs.at(0);
+  ASSERT_EQ(listed.tensors.size(), 3u);
+  EXPECT_EQ(listed.tensors[2].shape, (Shape{8, 16, 4, 4}));
+  const auto& ops = s.module("Model").ops;
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].shape, (Shape{8, 48, 4, 4}));
+  EXPECT_EQ(ops[1].shape, (Shape{8, 16, 4, 4}));
+  EXPECT_TRUE(ops[1].work);
+  // A comprehension over what the analysis cannot count stays a list of unknown length.
+  const Scanned unknown(
+      "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, xs):\n        return torch.cat(xs)\n"
+      "n = int('3')\ndef get_inputs():\n    return [[torch.randn(4) for _ in range(n)]]\n");
+  EXPECT_TRUE(unknown.scan.kernelbench->inputs.at(0).tensors.empty());
+  EXPECT_FALSE(unknown.module("Model").ops.at(0).shape);
 }
 
 }  // namespace

@@ -302,7 +302,7 @@ TEST_F(AnalysisFeatureTest, KernelHoverShowsTheEstimateAndThatItIsNotMeasured) {
   EXPECT_EQ(reply["result"]["contents"]["kind"], "markdown");
   EXPECT_EQ(reply["result"]["contents"]["value"],
             "### kernel `saxpy`\n\n"
-            "**Estimate** on H200: 2.62 µs at speed of light, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)\n\n"
+            "**Estimate** on H200: 3.00 µs, launch-bound (at least 3.00 µs a launch; 2.62 µs at speed of light) · 2.1 MFLOP, 12.6 MB (shapes from annotations)\n\n"
             "Not measured yet: run *Profile kernel saxpy*.\n");
 }
 
@@ -323,7 +323,7 @@ TEST_F(AnalysisFeatureTest, KernelHoverShowsTheMeasurementAndTheVerifiedSpeedup)
   measurements->put(m);
   const std::string estimate =
       "### kernel `saxpy`\n\n"
-      "**Estimate** on H200: 2.62 µs at speed of light, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)\n\n";
+      "**Estimate** on H200: 3.00 µs, launch-bound (at least 3.00 µs a launch; 2.62 µs at speed of light) · 2.1 MFLOP, 12.6 MB (shapes from annotations)\n\n";
   const std::string measured =
       "**Measured** on NVIDIA H200: median 3.12 µs (p10–p90 3.00 µs – 3.50 µs) · 84% of speed of light · memory-bound · "
       "2025-01-02T03:04:05Z\n\n"
@@ -348,7 +348,7 @@ TEST_F(AnalysisFeatureTest, LaunchHoverShowsTheConfigurationAndTheKernelsCost) {
   EXPECT_EQ(reply["result"]["contents"]["value"],
             "### launch of `saxpy` in `run`\n\n"
             "grid `(n + 99) / 100` · block `100` (100 threads per block)\n\n"
-            "**Estimate** on H200: 2.62 µs at speed of light, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)\n\n"
+            "**Estimate** on H200: 3.00 µs, launch-bound (at least 3.00 µs a launch; 2.62 µs at speed of light) · 2.1 MFLOP, 12.6 MB (shapes from annotations)\n\n"
             "Not measured yet: run *Profile kernel saxpy*.\n");
   Measurement m;
   m.uri = kCuUri;
@@ -444,7 +444,7 @@ TEST_F(AnalysisFeatureTest, LensesShowEstimatesMeasurementsAndOptimizations) {
   EXPECT_EQ(lenses(kCuUri),
             json::array({{{"range", range(2, 16, 2, 21)},
                           {"command",
-                           {{"title", "est. 2.62 µs on H200 (memory-bound)"},
+                           {{"title", "est. 3.00 µs on H200 (launch-bound)"},
                             {"command", "hiera.profileSymbol"},
                             {"arguments", {{{"uri", kCuUri}, {"version", 4}, {"symbol", "saxpy"}, {"kind", "kernel"}}}}}}}}));
   EXPECT_EQ(lenses(kPyUri),

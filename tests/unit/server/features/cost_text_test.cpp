@@ -60,6 +60,28 @@ TEST(CostText, ALowerBoundSaysWhatItLeavesOut) {
             "get_inputs); ops in loops count once, ops without shapes not at all");
 }
 
+TEST(CostText, TheHoverSaysWhichEstimateItShows) {
+  // Launch-bound: the floor and the speed of light under it.
+  auto tiny = memory_estimate();
+  tiny.speed_of_light_seconds = tiny.seconds;
+  tiny.seconds = 3e-6;
+  tiny.launch_bound = true;
+  EXPECT_EQ(estimate_markdown(tiny, h200()),
+            "**Estimate** on H200: 3.00 µs, launch-bound (at least 3.00 µs a launch; 1.67 µs at speed of light) · 1.0 MFLOP, "
+            "8.0 MB (shapes from get_inputs)");
+  EXPECT_EQ(lens_title(std::nullopt, tiny, h200()), "est. 3.00 µs on H200 (launch-bound)");
+  // Fused: how many ops run in their producer's pass, the op-by-op time, and TF32.
+  auto fused = memory_estimate();
+  fused.fused_ops = 2;
+  fused.op_by_op_seconds = 9e-6;
+  fused.tensor_float32 = true;
+  EXPECT_EQ(estimate_markdown(fused, h200()),
+            "**Estimate** on H200: 1.67 µs at speed of light, memory-bound · 1.0 MFLOP, 8.0 MB (shapes from get_inputs) · "
+            "with 2 elementwise ops fused into the pass of the op before (9.00 µs op by op) · float32 convolutions and "
+            "matmuls at the TF32 tensor-core peak, as torch's flags allow (cuDNN's default)");
+  EXPECT_EQ(lens_title(std::nullopt, fused, h200()), "est. 1.67 µs on H200 (memory-bound, fused)");
+}
+
 TEST(CostText, MeasurementPartsAppearOnlyWhenRecorded) {
   Measurement m;
   EXPECT_EQ(measurement_markdown(m), "");

@@ -17,7 +17,7 @@ json symbol(const std::string& name, json detail, int kind, json whole, json nam
 
 constexpr int kClass = 5, kMethod = 6, kFunction = 12, kEvent = 24, kOperator = 25;
 
-const std::string kSaxpyCost = "est. 2.62 µs on H200 (memory-bound)";
+const std::string kSaxpyCost = "est. 3.00 µs on H200 (launch-bound)";
 
 json cuda_outline(const json& saxpy_detail) {
   return json::array({
@@ -76,15 +76,15 @@ TEST_F(AnalysisViewsTest, DocumentSymbolOutlinesAModuleWithForwardAndItsOps) {
   start();
   open(kPyUri, "python", kPy);
   const json expected = json::array({
-      symbol("Block", "est. 2.28 µs on H200 (compute-bound)", kClass, range(4, 0, 12, 20), range(4, 6, 4, 11),
+      symbol("Block", "est. 3.00 µs on H200 (launch-bound, fused)", kClass, range(4, 0, 12, 20), range(4, 6, 4, 11),
              json::array({
                  symbol("forward", "3 ops", kMethod, range(9, 4, 12, 20), range(9, 8, 9, 15),
                         json::array({
-                            symbol("self.fc", "linear · est. 2.00 µs on H200 (compute-bound)", kOperator, range(10, 12, 10, 22),
+                            symbol("self.fc", "linear · est. 3.00 µs on H200 (launch-bound)", kOperator, range(10, 12, 10, 22),
                                    range(10, 12, 10, 22)),
-                            symbol("torch.relu", "relu · est. 0.109 µs on H200 (memory-bound)", kOperator, range(11, 12, 11, 25),
+                            symbol("torch.relu", "relu · est. 3.00 µs on H200 (launch-bound)", kOperator, range(11, 12, 11, 25),
                                    range(11, 12, 11, 25)),
-                            symbol("+", "add · est. 0.164 µs on H200 (memory-bound)", kOperator, range(12, 15, 12, 20),
+                            symbol("+", "add · est. 3.00 µs on H200 (launch-bound)", kOperator, range(12, 15, 12, 20),
                                    range(12, 15, 12, 20)),
                         })),
              })),

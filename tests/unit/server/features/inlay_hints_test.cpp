@@ -50,11 +50,12 @@ TEST_F(AnalysisViewsTest, InlayHintsGiveEachForwardLineItsOpsEstimate) {
   start();
   open(kPyUri, "python", kPy);
   const json expected = json::array({
-      hint(9, 25, "≈ 2.28 µs",
-           "Block.forward at speed of light on H200, compute-bound: the sum of the estimates of 3 of 3 ops"),
-      hint(10, 22, "≈ 2.00 µs", "Speed-of-light estimate on H200, compute-bound: linear 2.00 µs"),
-      hint(11, 25, "≈ 0.109 µs", "Speed-of-light estimate on H200, memory-bound: relu 0.109 µs"),
-      hint(12, 20, "≈ 0.164 µs", "Speed-of-light estimate on H200, memory-bound: add 0.164 µs"),
+      hint(9, 25, "≈ 3.00 µs",
+           "Block.forward estimated on H200 (speed of light, at least one launch a pass), launch-bound: 3 of 3 ops, "
+           "2 elementwise ops fused into the pass of the op before (9.00 µs op by op)"),
+      hint(10, 22, "≈ 3.00 µs", "Estimate on H200 op by op (speed of light, at least one launch each), launch-bound: linear 3.00 µs"),
+      hint(11, 25, "≈ 3.00 µs", "Estimate on H200 op by op (speed of light, at least one launch each), launch-bound: relu 3.00 µs"),
+      hint(12, 20, "≈ 3.00 µs", "Estimate on H200 op by op (speed of light, at least one launch each), launch-bound: add 3.00 µs"),
   });
   EXPECT_EQ(inlay_hints(kPyUri, range(0, 0, 21, 0))["result"], expected);
   EXPECT_EQ(inlay_hints(kPyUri, range(11, 0, 11, 25))["result"], json::array({expected[2]}));
@@ -83,8 +84,9 @@ TEST_F(AnalysisViewsTest, InlayHintsOfSeveralOpsOnOneLineAreSummed) {
   open(kPyUri, "python", text);
   const json result = inlay_hints(kPyUri, range(10, 0, 10, 99))["result"];
   ASSERT_EQ(result.size(), 1u);
-  EXPECT_EQ(result[0]["label"], "≈ 2.28 µs");
-  EXPECT_EQ(result[0]["tooltip"], "Speed-of-light estimate on H200, compute-bound: linear 2.00 µs + relu 0.109 µs + add 0.164 µs");
+  EXPECT_EQ(result[0]["label"], "≈ 9.00 µs");  // op by op, a launch each
+  EXPECT_EQ(result[0]["tooltip"], "Estimate on H200 op by op (speed of light, at least one launch each), launch-bound: "
+                                  "linear 3.00 µs + relu 3.00 µs + add 3.00 µs");
 }
 
 const engine::knowledge::GpuSpec& gpu(const std::string& id) { return *source_knowledge()->gpu(id); }
