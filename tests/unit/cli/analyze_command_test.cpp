@@ -67,6 +67,18 @@ TEST(AnalyzeCommand, ReadableListingWithOneBasedPositions) {
   EXPECT_EQ(r.err, "");
 }
 
+// The module's total is the editor's estimate: conv2d with relu, add and mul
+// in its pass, max_pool2d with sigmoid in its, each pass at least a launch.
+TEST(AnalyzeCommand, AModulesTotalFusesWhatHieraFusesAndSaysTheOpByOpTime) {
+  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "kernelbench_conv_chain.py"}, "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  16:13   conv2d (self.conv) -> [16, 16, 30, 30] float32: 12.7 MFLOP, 1.1 MB: 3.00 µs on h200 (launch-bound)\n"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  total of 6 of 6 ops: 13.7 MFLOP, 2.3 MB: 6.00 µs on h200 with 4 elementwise ops fused into their "
+                       "producers (18.0 µs op by op)\n"),
+            std::string::npos) << r.out;
+}
+
 TEST(AnalyzeCommand, HalfTypedCodeStillExitsZeroWithItsProblems) {
   const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "broken_python.py", "--json", "--gpu", "none"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
