@@ -72,6 +72,7 @@ TEST(AnalysisFixturesTest, FixturesTriggerTheRulesTheyAreAbout) {
       {"shared_banks.cu", {"cuda.shared_bank_conflict", "cuda.shared_bank_conflict", "cuda.shared_bank_conflict"}},
       {"launches.cu", {"cuda.atomic_in_loop", "cuda.double_in_loop", "cuda.block_size", "cuda.block_size", "cuda.launch_in_loop"}},
       {"lexing_edge_cases.cu", {}},
+      {"unseen_shapes.py", {"torch.diagonal_matmul", "torch.fusable_elementwise_chain"}},
       {"row_reduction_overrun.cu", {"cuda.uncoalesced_access", "cuda.missing_bounds_check", "cuda.block_size", "cuda.grid_overrun"}},
       {"unseen_torch_hints.py", {"torch.fusable_elementwise_chain", "torch.fusable_elementwise_chain", "torch.gemm_epilogue",
                                  "torch.gemm_epilogue", "torch.foldable_batch_norm", "torch.diagonal_matmul",
