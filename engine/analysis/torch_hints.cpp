@@ -262,9 +262,15 @@ class TorchRules {
       const bool off = (training && *training == 0.0) ||
                        (positional_training && o.arguments[2].number && *o.arguments[2].number == 0.0);
       if ((p && *p == 0.0) || off) {
+        // A dropout inside nn.Sequential is called through its container: the container must stay.
+        const bool contained = layer && std::any_of(module_.layers.begin(), module_.layers.end(), [&](const TorchLayer& l) {
+          return "self." + l.name == o.call && (l.type == "Sequential" || l.type == "ModuleList");
+        });
+        const std::string why = std::string(off ? "training=False" : "p=0") + " returns its input unchanged: ";
         Hint hint = make_hint("torch.dropout_mode", o.span,
-                              "'" + o.call + "' with " + (off ? "training=False" : "p=0") +
-                                  " returns its input unchanged: remove the call");
+                              contained ? "a dropout with " + why.substr(0, why.size() - 2) + " inside '" + o.call +
+                                              "': remove it from the container"
+                                        : "'" + o.call + "' with " + why + "remove the call");
         hint.severity = Severity::Information;
         hints_.push_back(std::move(hint));
       } else if (functional && !training && !positional_training) {

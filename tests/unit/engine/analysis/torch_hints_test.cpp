@@ -146,6 +146,11 @@ TEST(TorchHintsTest, DropoutFlags) {
   EXPECT_EQ(hints[1].severity, Severity::Information);
   EXPECT_EQ(hints[1].message, "'F.dropout' with training=False returns its input unchanged: remove the call");
   EXPECT_EQ(hints[2].message, "'self.off' with p=0 returns its input unchanged: remove the call");
+  // A dropout inside a Sequential: the container stays, the dropout goes.
+  const std::string sequential = "        super().__init__()\n        self.mlp = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.0))\n";
+  const auto contained = hints_of("        return self.mlp(x)\n", sequential);
+  ASSERT_EQ(contained.size(), 1u);
+  EXPECT_EQ(contained[0].message, "a dropout with p=0 returns its input unchanged inside 'self.mlp': remove it from the container");
   // torch.dropout has no default to fall into; a training flag that is not literal is the module's business.
   EXPECT_EQ(found("        return torch.dropout(x, 0.1, self.training)\n"), std::vector<Found>{});
 }
