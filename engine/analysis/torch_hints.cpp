@@ -11,10 +11,7 @@ namespace hiera::engine::analysis {
 
 namespace {
 
-bool is_elementwise(const ForwardOp& op) {
-  const auto info = find_op(op.op);
-  return info && (info->category == OpCategory::Unary || info->category == OpCategory::Binary);
-}
+bool is_elementwise(const ForwardOp& op) { return is_elementwise_op(op.op); }
 
 // Dropout is elementwise but free in eval mode (its input is returned): no pass to save.
 bool is_dropout(const ForwardOp& op) {

@@ -88,6 +88,11 @@ std::optional<OpInfo> operator_op(std::string_view op) {
   return std::nullopt;
 }
 
+bool is_elementwise_op(std::string_view name) {
+  const auto info = find_op(name);
+  return info && (info->category == OpCategory::Unary || info->category == OpCategory::Binary);
+}
+
 std::optional<OpInfo> layer_op(std::string_view layer_type) {
   for (const auto& entry : kLayers) {
     if (entry.type == layer_type) return find_op(entry.op);

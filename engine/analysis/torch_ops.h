@@ -40,6 +40,8 @@ std::optional<OpInfo> operator_op(std::string_view op);
 // The op an nn layer class performs: "Conv2d" -> conv2d, "ReLU" -> relu,
 // "BatchNorm2d" -> batch_norm, "Sequential" -> sequential (Other).
 std::optional<OpInfo> layer_op(std::string_view layer_type);
+// Unary or binary: an op a fused elementwise pass can take (the hints' chains, the estimates' fused groups).
+bool is_elementwise_op(std::string_view name);
 
 // Methods and functions that make the host wait for the device.
 bool is_sync_method(std::string_view name);  // item, cpu, tolist, numpy

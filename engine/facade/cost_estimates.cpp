@@ -9,11 +9,6 @@ namespace hiera::engine::facade {
 
 namespace {
 
-bool is_elementwise(const analysis::ForwardOp& op) {
-  const auto info = analysis::find_op(op.op);
-  return info && (info->category == analysis::OpCategory::Unary || info->category == analysis::OpCategory::Binary);
-}
-
 double output_bytes(const analysis::ForwardOp& op) {
   if (!op.shape) return 0;
   double n = 1;
@@ -83,7 +78,7 @@ std::optional<CostEstimate> module_estimate(const analysis::TorchModule& module,
     out.flops += op.work->flops;
     out.source = op.work->source;
     out.lower_bound = out.lower_bound || op.in_loop;
-    if (is_elementwise(op) && !op.in_loop) {
+    if (analysis::is_elementwise_op(op.op) && !op.in_loop) {
       for (const int input : op.inputs) {
         const auto& producer = module.ops[static_cast<std::size_t>(input)];
         if (readers[static_cast<std::size_t>(input)] != 1 || !producer.work || producer.work->bytes <= 0 || producer.in_loop) continue;
