@@ -219,6 +219,7 @@ int run_kernel_host(int device, pid_t parent) {
   }
   kh::drop_privileges(protections);
   if (!engine::make_undumpable()) protections.missing("undumpable", "prctl(PR_SET_DUMPABLE) refused");
+  kh::filter_syscalls(protections, kh::denied_syscalls());
 
   kh::Channel channel(STDIN_FILENO, channel_out);
   kh::Ready ready;

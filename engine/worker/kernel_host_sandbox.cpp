@@ -1,10 +1,13 @@
 #include "engine/worker/kernel_host_sandbox.h"
 
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <grp.h>
 #include <pwd.h>
@@ -13,6 +16,12 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#ifdef HIERA_HAVE_SECCOMP_H
+#include <seccomp.h>
+#endif
+
+#include "hiera/denied_syscalls.h"
 
 namespace hiera::worker::kernel_host {
 
@@ -146,5 +155,103 @@ void drop_privileges(Protections& protections) {
   ::setrlimit(RLIMIT_NPROC, &nproc);
   protections.ok("unprivileged_user", "runs as nobody (uid " + std::to_string(uid) + "), at most 256 processes");
 }
+
+std::vector<std::string> denied_syscall_names(std::string_view list) {
+  std::vector<std::string> names;
+  while (!list.empty()) {
+    const std::size_t end = std::min(list.find('\n'), list.size());
+    std::string_view line = list.substr(0, end);
+    list.remove_prefix(std::min(end + 1, list.size()));
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+    if (!line.empty() && line.front() != '#') names.emplace_back(line);
+  }
+  return names;
+}
+
+const std::vector<std::string>& denied_syscalls() {
+  static const std::vector<std::string> names = denied_syscall_names(kDeniedSyscalls);
+  return names;
+}
+
+#ifdef HIERA_HAVE_SECCOMP_H
+namespace {
+
+// libseccomp's entry points, resolved from libseccomp.so.2 at run time.
+struct Libseccomp {
+  decltype(&seccomp_init) init = nullptr;
+  decltype(&seccomp_syscall_resolve_name) resolve = nullptr;
+  decltype(&seccomp_rule_add) rule_add = nullptr;
+  decltype(&seccomp_attr_set) attr_set = nullptr;
+  decltype(&seccomp_load) load = nullptr;
+  decltype(&seccomp_release) release = nullptr;
+};
+
+template <typename F>
+bool resolve(void* library, const char* name, F& out) {
+  out = reinterpret_cast<F>(::dlsym(library, name));
+  return out != nullptr;
+}
+
+std::optional<Libseccomp> open_libseccomp(std::string& reason) {
+  void* library = ::dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char* error = ::dlerror();
+    reason = std::string("libseccomp.so.2 cannot be loaded: ") + (error ? error : "dlopen failed");
+    return std::nullopt;
+  }
+  Libseccomp lib;
+  if (resolve(library, "seccomp_init", lib.init) && resolve(library, "seccomp_syscall_resolve_name", lib.resolve) &&
+      resolve(library, "seccomp_rule_add", lib.rule_add) && resolve(library, "seccomp_attr_set", lib.attr_set) &&
+      resolve(library, "seccomp_load", lib.load) && resolve(library, "seccomp_release", lib.release)) {
+    return lib;  // the library stays loaded: the process ends with its filter
+  }
+  reason = "libseccomp.so.2 lacks an entry point hiera uses";
+  return std::nullopt;
+}
+
+}  // namespace
+
+void filter_syscalls(Protections& protections, const std::vector<std::string>& names) {
+  std::string reason;
+  const std::optional<Libseccomp> lib = open_libseccomp(reason);
+  if (!lib) {
+    protections.missing("syscall_filter", reason);
+    return;
+  }
+  scmp_filter_ctx ctx = lib->init(SCMP_ACT_ALLOW);
+  if (!ctx) {
+    protections.missing("syscall_filter", "seccomp_init failed");
+    return;
+  }
+  int denied = 0;
+  int rc = 0;
+  for (const std::string& name : names) {
+    const int nr = lib->resolve(name.c_str());
+    if (nr == __NR_SCMP_ERROR) continue;  // not a call of this architecture
+    rc = lib->rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    if (rc != 0) {
+      reason = "seccomp_rule_add(" + name + "): " + std::strerror(-rc);
+      break;
+    }
+    ++denied;
+  }
+  // CUDA's threads are already running: the filter goes on every thread.
+  if (rc == 0 && (rc = lib->attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0) reason = std::string("seccomp_attr_set(TSYNC): ") + std::strerror(-rc);
+  if (rc == 0 && (rc = lib->load(ctx)) != 0) reason = std::string("seccomp_load: ") + std::strerror(-rc);
+  lib->release(ctx);
+  if (rc != 0) {
+    protections.missing("syscall_filter", reason);
+    return;
+  }
+  protections.ok("syscall_filter", std::to_string(denied) +
+                                       " system calls denied (mounts, namespaces, ptrace, the clock, the kernel's "
+                                       "modules and keyrings, io_uring)");
+}
+#else
+void filter_syscalls(Protections& protections, const std::vector<std::string>&) {
+  protections.missing("syscall_filter", "hiera-worker was built without libseccomp's header (libseccomp-dev)");
+}
+#endif
 
 }  // namespace hiera::worker::kernel_host

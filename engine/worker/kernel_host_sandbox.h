@@ -4,12 +4,14 @@
 // the worker, no network and read-only user files with hidden secret places
 // (network and mount namespaces: as root directly, otherwise inside a user
 // namespace), no core dumps and capped file sizes, and after CUDA is up the
-// user `nobody` where it runs as root. Each protection that cannot be put in
-// force is recorded with its reason, and the host goes on.
+// user `nobody` where it runs as root, and last a seccomp filter that denies
+// the system calls of python/hiera_runner/denied_syscalls.txt. Each protection
+// that cannot be put in force is recorded with its reason, and the host goes on.
 #include <sys/types.h>
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hiera::worker::kernel_host {
@@ -33,5 +35,12 @@ void enter_namespaces(Protections& protections, const std::vector<std::string>& 
 void set_limits(Protections& protections);
 // Root becomes `nobody` (and at most 256 processes); after CUDA is initialised.
 void drop_privileges(Protections& protections);
+// The names of a denied-syscalls list: one a line, '#' comments and blank lines skipped.
+std::vector<std::string> denied_syscall_names(std::string_view list);
+// Every thread gets EPERM for `names` (those this architecture has), through
+// libseccomp loaded at run time. Last: the set-up above needs some of them.
+void filter_syscalls(Protections& protections, const std::vector<std::string>& names);
+// The list embedded from denied_syscalls.txt.
+const std::vector<std::string>& denied_syscalls();
 
 }  // namespace hiera::worker::kernel_host

@@ -99,7 +99,7 @@ TEST(KernelHostGpu, ACorrectCandidatePassesThroughItsHostAndIsTimed) {
   EXPECT_GT(result["timing"]["candidate"]["median_ms"].get<double>(), 0.0) << result.dump();
   EXPECT_GT(result["timing"]["reference"]["median_ms"].get<double>(), 0.0) << result.dump();
   ASSERT_TRUE(result.contains("sandbox")) << result.dump();
-  for (const char* name : {"dies_with_parent", "no_network", "resource_limits", "unprivileged_user"}) {
+  for (const char* name : {"dies_with_parent", "no_network", "resource_limits", "unprivileged_user", "syscall_filter"}) {
     EXPECT_TRUE(result["sandbox"].contains(name)) << result["sandbox"].dump();
   }
   EXPECT_TRUE(result["phases_ms"].contains("host_start")) << result["phases_ms"].dump();

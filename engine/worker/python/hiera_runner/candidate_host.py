@@ -47,6 +47,7 @@ def main(argv):
         except Exception as e:  # reported in "ready"; the trusted side decides
             cuda_error = "%s: %s" % (type(e).__name__, e)
     sandbox.drop_privileges(protections, sandbox.python_paths(), config.get("writable", []))
+    sandbox.filter_syscalls(protections)
     os.chdir(os.environ.get("HOME", "/"))
     import time
     channel.send({"op": "ready", "pid": os.getpid(), "protections": protections.as_dict(),

@@ -8,8 +8,11 @@ dies with its parent (PR_SET_PDEATHSIG), leaves the network (a network
 namespace with nothing in it), makes the user's home, the working directory
 it was started from and hiera's own files read-only and hides the places
 secrets live (~/.ssh, ~/.config, ...; a mount namespace), caps core dumps,
-file sizes and processes (setrlimit), and once CUDA is up drops to the user
-`nobody` where it runs as root. Host memory and wall time are watched by the
+file sizes and processes (setrlimit), once CUDA is up drops to the user
+`nobody` where it runs as root, and last denies the system calls of
+denied_syscalls.txt to every thread (seccomp, through libseccomp), so
+nothing it runs can undo the mounts, reach another process's memory or set
+the clock. Host memory and wall time are watched by the
 trusted side, which kills the process group. Each protection that could not
 be put in force is reported with its reason, and the run goes on.
 """
@@ -296,6 +299,69 @@ def drop_privileges(protections, needed, writable):
             raise
     resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
     protections.ok("unprivileged_user", "runs as %s (uid %d), at most 256 processes" % (NOBODY, nobody.pw_uid))
+
+
+SCMP_ACT_ALLOW = 0x7fff0000
+SCMP_ACT_ERRNO_EPERM = 0x00050000 | errno.EPERM
+SCMP_FLTATR_CTL_TSYNC = 4   # the filter on every thread (CUDA's and torch's are already running)
+NR_SCMP_ERROR = -1          # seccomp_syscall_resolve_name: no such call on this architecture
+
+
+def denied_syscalls():
+    """The names of denied_syscalls.txt, in its order."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "denied_syscalls.txt")) as f:
+        return [line.strip() for line in f if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _libseccomp():
+    lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_syscall_resolve_name.restype = ctypes.c_int
+    lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.restype = None
+    return lib
+
+
+def filter_syscalls(protections, names=None):
+    """Every thread of the process, and all it starts, gets EPERM for the
+    calls in `names` (denied_syscalls.txt). Last: the sandbox's own set-up
+    uses some of them. A call this architecture lacks is left out."""
+    names = denied_syscalls() if names is None else names
+    try:
+        lib = _libseccomp()
+    except OSError as e:
+        protections.missing("syscall_filter", "libseccomp.so.2 cannot be loaded: %s" % e)
+        return
+    ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
+    if not ctx:
+        protections.missing("syscall_filter", "seccomp_init failed")
+        return
+    try:
+        denied = 0
+        for name in names:
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr == NR_SCMP_ERROR:
+                continue
+            rc = lib.seccomp_rule_add(ctx, SCMP_ACT_ERRNO_EPERM, nr, 0)
+            if rc != 0:
+                protections.missing("syscall_filter", "seccomp_rule_add(%s): %s" % (name, os.strerror(-rc)))
+                return
+            denied += 1
+        rc = lib.seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)
+        if rc == 0:
+            rc = lib.seccomp_load(ctx)
+        if rc != 0:
+            protections.missing("syscall_filter", "seccomp_load: %s" % os.strerror(-rc))
+            return
+        protections.ok("syscall_filter", "%d system calls denied (mounts, namespaces, ptrace, the clock, "
+                       "the kernel's modules and keyrings, io_uring)" % denied)
+    finally:
+        lib.seccomp_release(ctx)
 
 
 def package_dir():

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine/worker/kernel_host.h"
+#include "engine/worker/kernel_host_sandbox.h"
 #include "thrown_message.h"
 
 namespace {
@@ -83,11 +84,15 @@ TEST_F(KernelHostTest, TheRealHostSaysReadyWithItsProtections) {
   const auto& ready = host.ready(std::chrono::seconds(60));
   EXPECT_GT(ready.pid, 0);
   for (const char* name : {"dies_with_parent", "no_network", "read_only_user_files", "hidden_secret_places", "resource_limits",
-                           "unprivileged_user"}) {
+                           "unprivileged_user", "syscall_filter"}) {
     ASSERT_TRUE(ready.protections.count(name)) << name;
     EXPECT_FALSE(ready.protections.at(name).empty()) << name;
   }
   EXPECT_EQ(ready.protections.at("dies_with_parent"), "in force");
+  // scripts/setup installs libseccomp's header, and libseccomp.so.2 comes with Debian's apt.
+  EXPECT_EQ(ready.protections.at("syscall_filter"),
+            std::to_string(hiera::worker::kernel_host::denied_syscalls().size()) +
+                " system calls denied (mounts, namespaces, ptrace, the clock, the kernel's modules and keyrings, io_uring)");
   if (::getuid() == 0) {
     EXPECT_EQ(ready.protections.at("unprivileged_user").rfind("runs as nobody (uid ", 0), 0u);
   }
