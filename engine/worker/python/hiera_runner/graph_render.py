@@ -136,8 +136,11 @@ def size_list(sizes, source, source_shape):
     source, not as the numbers the capture saw: leading sizes equal to the
     source's own are written `source.shape[i]`, and a first size that is the
     product of the source's leading sizes, the rest equal to its trailing
-    ones, becomes -1. A view of a [B, T, 768] tensor to [B, T, 12, 64] then
-    holds for another batch size; sizes the code fixes stay numbers."""
+    ones, becomes -1, as does a first size that with the next ones splits
+    the source's first (a windowed attention's [B * nW, heads, N, N] viewed
+    as [B, nW, heads, N, N]). A view of a [B, T, 768] tensor to
+    [B, T, 12, 64] then holds for another batch size; sizes the code fixes
+    stay numbers."""
     sizes, source_shape = [int(s) for s in sizes], [int(s) for s in source_shape]
     out = [str(s) for s in sizes]
     lead = 0
@@ -150,6 +153,13 @@ def size_list(sizes, source, source_shape):
         for d in source_shape[:k]:
             product *= d
         if k >= 2 and sizes[0] == product and sizes[1:] == source_shape[k:]:
+            out[0] = "-1"
+    if lead == 0 and len(source_shape) >= 2 and len(sizes) > len(source_shape):
+        k = len(sizes) - (len(source_shape) - 1)  # the sizes the source's first would split into
+        product = 1
+        for d in sizes[:k]:
+            product *= d
+        if sizes[0] > 1 and product == source_shape[0] and sizes[k:] == source_shape[1:]:
             out[0] = "-1"
     return "[%s]" % ", ".join(out)
 

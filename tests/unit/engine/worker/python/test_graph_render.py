@@ -22,6 +22,21 @@ class SizeListTest(unittest.TestCase):
         # Not a flattening of the leading sizes: numbers.
         self.assertEqual(graph_render.size_list([4096, 1536], "h", [8, 1024, 768]), "[4096, 1536]")
 
+    def test_a_first_size_that_splits_the_sources_first_becomes_minus_one(self):
+        # Swin's windowed attention, batch 64 and 64 windows: [B * nW, heads, N, N] -> [B, nW, heads, N, N],
+        # and the window reverse [B * 8 * 8, 7, 7, C] -> [B, 8, 8, 7, 7, C].
+        self.assertEqual(graph_render.size_list([64, 64, 3, 49, 49], "add", [4096, 3, 49, 49]),
+                         "[-1, 64, 3, 49, 49]")
+        self.assertEqual(graph_render.size_list([64, 8, 8, 7, 7, 96], "w", [4096, 7, 7, 96]),
+                         "[-1, 8, 8, 7, 7, 96]")
+        # The trailing sizes differ, or the split is not of the first size: numbers.
+        self.assertEqual(graph_render.size_list([64, 64, 49, 3, 49], "add", [4096, 3, 49, 49]),
+                         "[64, 64, 49, 3, 49]")
+        self.assertEqual(graph_render.size_list([32, 64, 3, 49, 49], "add", [4096, 3, 49, 49]),
+                         "[32, 64, 3, 49, 49]")
+        # A one-dimensional source has no batch to follow.
+        self.assertEqual(graph_render.size_list([16, 16], "x", [256]), "[16, 16]")
+
     def test_sizes_of_one_and_unrelated_sizes_stay_numbers(self):
         self.assertEqual(graph_render.size_list([1, 1024, 768], "x", [1, 1024, 768]),
                          "[1, 1024, 768]")
