@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/common/default_tolerance.h"
 #include "engine/common/size_expression.h"
 #include "engine/spec/annotations.h"
 #include "engine/spec/kernel_signature.h"
@@ -54,7 +55,9 @@ class Builder {
 
   void defaults() {
     const bool cuda = inputs_.kind == TargetKind::Cuda;
-    const json tolerance = {{"float32", 1e-4}, {"float16", 1e-2}, {"bfloat16", 1e-2}};
+    const json tolerance = {{"float32", engine::default_tolerance("float32")},
+                             {"float16", engine::default_tolerance("float16")},
+                             {"bfloat16", engine::default_tolerance("bfloat16")}};
     const std::vector<std::pair<const char*, json>> values = {
         {"numerics.atol", tolerance},
         {"numerics.rtol", tolerance},

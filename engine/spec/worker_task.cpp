@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/common/default_tolerance.h"
 #include "engine/common/size_expression.h"
 #include "engine/spec/spec_builder.h"
 #include "engine/spec/spec_error.h"
@@ -12,10 +13,6 @@ namespace hiera::engine::spec {
 using nlohmann::json;
 
 namespace {
-
-double worker_default_tolerance(const std::string& dtype) {
-  return dtype == "float16" || dtype == "bfloat16" ? 1e-2 : 1e-4;
-}
 
 json numerics(const TaskSpec& spec, bool pytorch) {
   json out = json::object();
@@ -67,7 +64,7 @@ std::optional<double> task_tolerance(const TaskSpec& spec, const char* clause_na
   if (!clause) return std::nullopt;
   const auto of = [&](const std::string& dtype) {
     const auto own = clause_name == std::string("numerics.atol") ? spec.atol(dtype) : spec.rtol(dtype);
-    return own ? *own : worker_default_tolerance(dtype);
+    return own ? *own : engine::default_tolerance(dtype);
   };
   const std::vector<std::string> dtypes = spec.output_dtypes();
   if (!dtypes.empty()) {

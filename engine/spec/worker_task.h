@@ -30,7 +30,8 @@ nlohmann::json to_worker_task(const TaskSpec& spec, const std::string& reference
 
 // The one atol/rtol a task carries (the protocol has no per-output tolerance):
 // the loosest over the output dtypes present, each dtype's own value or else
-// the worker's default for it (1e-2 for float16/bfloat16, 1e-4 otherwise).
+// the default for it (engine/common/default_tolerance.h: 1e-2 for float16/bfloat16,
+// 1e-4 otherwise).
 // When the output dtypes are unknown (a module not probed yet): nullopt for a
 // tolerance that is still the default (the worker then applies its per-dtype
 // defaults itself), else the loosest value the clause lists.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/default_tolerance.h"
 #include "engine/worker/check_math.h"
 #include "engine/worker/scalar_types.h"
 
@@ -34,8 +35,8 @@ std::uint16_t poison_word16(Poison which);
 unsigned char poison_byte(Poison which);
 
 struct Tolerance {
-  double atol = 1e-4;
-  double rtol = 1e-4;
+  double atol = engine::kDefaultTolerance;
+  double rtol = engine::kDefaultTolerance;
 };
 
 struct OutputComparison {

@@ -13,7 +13,9 @@ import torch
 
 from . import inputs as inputs_mod
 
-DEFAULT_TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 1e-2}  # others: 1e-4
+# The engine's engine/common/default_tolerance.h, by torch dtype: 1e-4 for any other.
+DEFAULT_TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 1e-2}
+OTHER_TOLERANCE = 1e-4
 POISON_WORD = 0x7FFF7FFF  # NaN read as float16/bfloat16/float32/float64; a huge int
 # Finite in every float type (float32 1.5e16, float16 203.25, bfloat16 1.5e16): an
 # element that is NaN after a NaN-poisoned call and this after a call poisoned with
@@ -256,7 +258,7 @@ class Tolerance(object):
         self.rtol = numerics.get("rtol")
 
     def for_dtype(self, dtype):
-        default = DEFAULT_TOLERANCE.get(dtype, 1e-4)
+        default = DEFAULT_TOLERANCE.get(dtype, OTHER_TOLERANCE)
         atol = default if self.atol is None else float(self.atol)
         rtol = default if self.rtol is None else float(self.rtol)
         return atol, rtol
