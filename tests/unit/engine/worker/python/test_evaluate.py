@@ -57,6 +57,33 @@ class PassingTest(EvaluateTestCase):
                                r["timing"]["reference"]["median_ms"] / r["timing"]["candidate"]["median_ms"])
         self.assertNotIn("speed_of_light_ms", r)
 
+    def test_the_candidate_is_timed_before_it_sees_the_second_shape(self):
+        # As torch.compile's automatic dynamic shapes do after a second shape (a recompiled, slower
+        # program at every shape), this candidate slows down for good once it has seen another shape.
+        # The baseline torch.compile sees one shape: the candidate is timed before the second-shape
+        # trial, which it still passes.
+        slows_after_a_second_shape = src('''
+            import time
+            import torch
+            import torch.nn as nn
+
+            class ModelNew(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.lin = nn.Linear(n, n)
+                    self.shapes = set()
+
+                def forward(self, x):
+                    self.shapes.add(tuple(x.shape))
+                    if len(self.shapes) > 1:
+                        time.sleep(0.2)
+                    return torch.relu(self.lin(x)) * 2.0
+        ''')
+        r = run(slows_after_a_second_shape, timing_trials=3)
+        self.assertPassed(r)
+        self.assertTrue(r["trials"][-1]["second"])
+        self.assertLess(r["timing"]["candidate"]["p90_ms"], 200.0, r["timing"]["candidate"])
+
     def test_at_least_five_trials(self):
         r = run(fixtures.GOOD, trials=2)
         self.assertEqual(len(r["trials"]), 6)  # and the second shape
