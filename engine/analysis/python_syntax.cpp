@@ -212,10 +212,10 @@ class StatementParser {
       end = view_.span({line.begin, line.end});
     } else if (li < lines_.size() && indent(li) > ind && block_depth_ > kMaxNesting) {
       problem(s.header, "blocks nested too deeply: the body is read as following statements");
-    } else if (li < lines_.size() && indent(li) > ind) {
-      s.body = parse_block(li, indent(li));
+    } else if (li < lines_.size() && indent(li) > ind && !(s.body = parse_block(li, indent(li))).empty()) {
       end = s.body.back().span;
     } else {
+      // No indented lines, or only decorators there (the fuzzer's `class C:` over a line of '@').
       s.has_body = false;
       const std::string what = s.kind == PyStmtKind::Def || s.kind == PyStmtKind::Class
                                    ? "'" + std::string(view_.text(s.name)) + "' has no body"

@@ -136,6 +136,19 @@ TEST(PythonSyntaxTest, AHeaderWithoutABodyIsAProblem) {
   EXPECT_EQ(p.syntax.statements[1].kind, PyStmtKind::Def);
 }
 
+TEST(PythonSyntaxTest, ABodyOfOnlyDecoratorsIsNoBody) {
+  // Found by fuzz_analyze_source: the class's body was empty, and its end was read from it.
+  const Parsed p("class Encoder(nn.Module):\n    @@@@\n\nx = 1\n");
+  ASSERT_EQ(p.syntax.statements.size(), 2u);
+  const PyStmt& encoder = p.syntax.statements[0];
+  EXPECT_FALSE(encoder.has_body);
+  EXPECT_TRUE(encoder.body.empty());
+  EXPECT_EQ(p.text(encoder.span), "class Encoder(nn.Module):");
+  ASSERT_EQ(p.syntax.problems.size(), 1u);
+  EXPECT_EQ(p.syntax.problems[0].message, "'Encoder' has no body");
+  EXPECT_EQ(p.syntax.statements[1].kind, PyStmtKind::Assign);
+}
+
 TEST(PythonSyntaxTest, MissingColonAndUnexpectedIndentAreProblems) {
   const Parsed p("def f(x)\n    return x\n  y = 1\n");
   ASSERT_EQ(p.syntax.problems.size(), 2u);
