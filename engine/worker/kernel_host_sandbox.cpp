@@ -237,7 +237,9 @@ void filter_syscalls(Protections& protections, const std::vector<std::string>& n
     ++denied;
   }
   // CUDA's threads are already running: the filter goes on every thread.
-  if (rc == 0 && (rc = lib->attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0) reason = std::string("seccomp_attr_set(TSYNC): ") + std::strerror(-rc);
+  if (rc == 0 && (rc = lib->attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0) {
+    reason = std::string("seccomp_attr_set(TSYNC): ") + std::strerror(-rc);
+  }
   if (rc == 0 && (rc = lib->load(ctx)) != 0) reason = std::string("seccomp_load: ") + std::strerror(-rc);
   lib->release(ctx);
   if (rc != 0) {

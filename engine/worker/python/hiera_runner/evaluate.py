@@ -231,19 +231,12 @@ def evaluate(params):
             return _with(_failed([{"check": e.check, "message": e.message}]), proc, phases)
         except exchange.ExchangeError as e:
             raise RpcError(INVALID_PARAMS, "the reference's get_init_inputs() cannot be handed over: %s" % e)
-        try:
-            with phases("second_shape"):
-                second = second_shape(job, seed)
-            with phases("verification"):
-                result = checks.run(seed, trials)  # the second shape's trial comes after timing
-        except trials_mod.TrialFailure as e:
-            return _with(_failed(e.failures, e.trials), proc, phases)
-        except isolation.CandidateFailure as e:
-            return _with(_failed([{"check": e.check, "message": e.message}]), proc, phases)
-        except verify.ReferenceError_ as e:
-            raise RpcError(INVALID_PARAMS, str(e))
-        if not result.passed:
-            return _with(_failed(result.failures, result.trials), proc, phases)
+        with phases("second_shape"):
+            second = second_shape(job, seed)
+        result = verify.Verification()
+        failed = _verification_step(lambda: checks.run(seed, trials, result), result, proc, phases)
+        if failed is not None:  # the second shape's trial comes after timing
+            return failed
 
         baselines = baselines_mod.Baselines(baseline_names)
         isolation.trusted_compile_cache()  # before the "compile" baseline compiles: never a cache a candidate writes
@@ -267,17 +260,10 @@ def evaluate(params):
         if second is not None:
             # After timing, so every candidate is timed having seen only the shape it is timed at, as the
             # torch.compile baseline has (trials.run_second says why).
-            try:
-                with phases("verification"):
-                    checks.run_second(seed, trials, second, result)
-            except trials_mod.TrialFailure as e:
-                return _with(_failed(e.failures, e.trials), proc, phases)
-            except isolation.CandidateFailure as e:
-                return _with(_failed([{"check": e.check, "message": e.message}], result.trials), proc, phases)
-            except verify.ReferenceError_ as e:
-                raise RpcError(INVALID_PARAMS, str(e))
-            if not result.passed:
-                return _with(_failed(result.failures, result.trials), proc, phases)
+            failed = _verification_step(lambda: checks.run_second(seed, trials, second, result), result, proc,
+                                        phases)
+            if failed is not None:
+                return failed
         ref, cand = measured["reference"], measured["candidate"]
         measured["speedup"] = ref["median_ms"] / cand["median_ms"] if cand["median_ms"] > 0 else None
 
@@ -306,6 +292,23 @@ def evaluate(params):
         job.unload()
         isolation.job_finished(job.device, time.perf_counter() - started)
         isolation.prepare_spare(job.device)
+
+
+def _verification_step(step, result, proc, phases):
+    """Runs step, which adds trials to `result`, in the verification phase.
+    -> None when every trial so far passed, else the failed reply."""
+    try:
+        with phases("verification"):
+            step()
+    except trials_mod.TrialFailure as e:
+        return _with(_failed(e.failures, e.trials), proc, phases)
+    except isolation.CandidateFailure as e:
+        return _with(_failed([{"check": e.check, "message": e.message}], result.trials or None), proc, phases)
+    except verify.ReferenceError_ as e:
+        raise RpcError(INVALID_PARAMS, str(e))
+    if not result.passed:
+        return _with(_failed(result.failures, result.trials), proc, phases)
+    return None
 
 
 def _with(result, proc, phases):

@@ -352,12 +352,12 @@ def filter_syscalls(protections, names=None):
                 protections.missing("syscall_filter", "seccomp_rule_add(%s): %s" % (name, os.strerror(-rc)))
                 return
             denied += 1
-        rc = lib.seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)
-        if rc == 0:
-            rc = lib.seccomp_load(ctx)
-        if rc != 0:
-            protections.missing("syscall_filter", "seccomp_load: %s" % os.strerror(-rc))
-            return
+        for call, step in (("seccomp_attr_set(TSYNC)", lambda: lib.seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)),
+                           ("seccomp_load", lambda: lib.seccomp_load(ctx))):
+            rc = step()
+            if rc != 0:
+                protections.missing("syscall_filter", "%s: %s" % (call, os.strerror(-rc)))
+                return
         protections.ok("syscall_filter", "%d system calls denied (mounts, namespaces, ptrace, the clock, "
                        "the kernel's modules and keyrings, io_uring)" % denied)
     finally:

@@ -27,7 +27,7 @@ import torch
 
 from . import inputs as inputs_mod, load_probe, timing, verify
 from .isolation import CandidateFailure
-from .verify import Stats, Tolerance, Verification
+from .verify import Stats, Tolerance
 
 CHECKED_ROUNDS = 5
 # A candidate's reported call time may fall short of the call's wall time (less the
@@ -99,15 +99,13 @@ class Trials(object):
         self.idle_round_trip_ms = _median_of(load_probe.round_trip_ms() for _ in range(rounds))
 
     # --- verification --------------------------------------------------------------
-    def run(self, seed, trials, second=None):
-        """-> Verification. Raises TrialFailure when the candidate fails hard
-        and verify.ReferenceError_ when the reference does."""
+    def run(self, seed, trials, result):
+        """The first shape's trials, into `result` (a Verification). Raises
+        TrialFailure when the candidate fails hard and verify.ReferenceError_
+        when the reference does."""
         get_inputs = self.job.reference_module.get("get_inputs")
         plan = [(seed + t, inputs_mod.distribution_for(t), get_inputs, None) for t in range(trials)]
-        result = self._run_plan(plan, Verification())
-        if second is not None:
-            self.run_second(seed, trials, second, result)
-        return result
+        return self._run_plan(plan, result)
 
     def run_second(self, seed, trials, second, result):
         """The second-shape trial, appended to `result` (a Verification whose
