@@ -249,17 +249,40 @@ class Trials(object):
         """Interleaved rounds of the reference, the candidate and the
         baselines on fresh inputs; -> the timing dict of evaluate's result.
         Raises TrialFailure when the candidate's times or outputs do not hold."""
+        clock = timing.Clock(self.device)
+        self._warm_up(seed, warmup, baselines)
+        rounds_seen = self._timed_rounds(seed, rounds, baselines, clock)
+        try:
+            boundary = self._cross_check(*rounds_seen)
+        except TrialFailure:
+            if self.cuda:
+                raise
+            # A loaded CPU can delay an honest candidate's every call for a while (CI's
+            # parallel tests); a false clock fails again on fresh rounds, a burst of load need not.
+            rounds_seen = self._timed_rounds(seed + 1, rounds, baselines, clock)
+            boundary = self._cross_check(*rounds_seen)
+            boundary["remeasured"] = True
+        times = rounds_seen[0]
+        measured = {name: timing.summarize(ms) for name, ms in times.items()}
+        measured["boundary"] = boundary
+        return measured
+
+    def _warm_up(self, seed, warmup, baselines):
         job, proc, device = self.job, self.proc, self.device
-        get_inputs = job.reference_module.get("get_inputs")
-        clock = timing.Clock(device)
-        args = inputs_mod.make(get_inputs, seed, "uniform", device)
+        args = inputs_mod.make(job.reference_module.get("get_inputs"), seed, "uniform", device)
         staged = proc.stage(args)
         for _ in range(warmup):
             verify.call(job.reference, args, device, seed)
             proc.run(staged, seed)
             for _, fn in baselines.sides_for(args):
                 fn()
-        del args, staged
+
+    def _timed_rounds(self, seed, rounds, baselines, clock):
+        """Fresh inputs each round, sides interleaved, outputs of rounds drawn
+        at random checked; -> (times by side, the candidate's boundary walls,
+        the exchange's pings, the reference's times, the load probe's round trips)."""
+        job, proc, device = self.job, self.proc, self.device
+        get_inputs = job.reference_module.get("get_inputs")
         checked = set(random.SystemRandom().sample(range(min(rounds, MIN_ROUNDS)), min(rounds, CHECKED_ROUNDS)))
         times = {"reference": [], "candidate": []}
         walls, pings, loads = [], [], []
@@ -291,9 +314,7 @@ class Trials(object):
             if i in checked and not self.ref_mutates:
                 self._check_round(i, ref_out, round_seed)
             del args, staged, ref_out, out, sides
-        measured = {name: timing.summarize(ms) for name, ms in times.items()}
-        measured["boundary"] = self._cross_check(times["candidate"], walls, pings, times["reference"], loads)
-        return measured
+        return times, walls, pings, times["reference"], loads
 
     def _check_round(self, i, ref_out, round_seed):
         outs = self.proc.fetch(2 * verify.nbytes(ref_out) + (64 << 20))
@@ -311,7 +332,7 @@ class Trials(object):
                                  "not match the reference's: %s: %s" % (i, round_seed, problems[0][0], problems[0][1])}],
                                [])
 
-    def _cross_check(self, events, walls, pings, reference, loads):
+    def _cross_check(self, times, walls, pings, reference, loads):
         """Per round, the time the candidate's call took across the process
         boundary less the harness's gap, the delay the machine's load added
         then (the trusted load probe's round trip beyond its idle one) and the
@@ -325,6 +346,7 @@ class Trials(object):
         process's every wake-up by more than any trusted probe shows (honest
         0.2 ms calls took 10 ms with three busy loops on two cores), so a
         false clock within that spread passes there (tests/adversarial 33)."""
+        events = times["candidate"]
         floor_ms = CROSS_CHECK_FLOOR_MS if self.cuda else CROSS_CHECK_FLOOR_CPU_MS
         ev = statistics.median(events)
         wall = statistics.median(walls)
