@@ -280,7 +280,7 @@ class Trials(object):
     def _timed_rounds(self, seed, rounds, baselines, clock):
         """Fresh inputs each round, sides interleaved, outputs of rounds drawn
         at random checked; -> (times by side, the candidate's boundary walls,
-        the exchange's pings, the reference's times, the load probe's round trips)."""
+        the exchange's pings, the load probe's round trips)."""
         job, proc, device = self.job, self.proc, self.device
         get_inputs = job.reference_module.get("get_inputs")
         checked = set(random.SystemRandom().sample(range(min(rounds, MIN_ROUNDS)), min(rounds, CHECKED_ROUNDS)))
@@ -314,7 +314,7 @@ class Trials(object):
             if i in checked and not self.ref_mutates:
                 self._check_round(i, ref_out, round_seed)
             del args, staged, ref_out, out, sides
-        return times, walls, pings, times["reference"], loads
+        return times, walls, pings, loads
 
     def _check_round(self, i, ref_out, round_seed):
         outs = self.proc.fetch(2 * verify.nbytes(ref_out) + (64 << 20))
@@ -332,7 +332,7 @@ class Trials(object):
                                  "not match the reference's: %s: %s" % (i, round_seed, problems[0][0], problems[0][1])}],
                                [])
 
-    def _cross_check(self, times, walls, pings, reference, loads):
+    def _cross_check(self, times, walls, pings, loads):
         """Per round, the time the candidate's call took across the process
         boundary less the harness's gap, the delay the machine's load added
         then (the trusted load probe's round trip beyond its idle one) and the
@@ -346,7 +346,7 @@ class Trials(object):
         process's every wake-up by more than any trusted probe shows (honest
         0.2 ms calls took 10 ms with three busy loops on two cores), so a
         false clock within that spread passes there (tests/adversarial 33)."""
-        events = times["candidate"]
+        events, reference = times["candidate"], times["reference"]
         floor_ms = CROSS_CHECK_FLOOR_MS if self.cuda else CROSS_CHECK_FLOOR_CPU_MS
         ev = statistics.median(events)
         wall = statistics.median(walls)

@@ -88,32 +88,21 @@ class PassingTest(EvaluateTestCase):
         # Stands in for a burst of load on a shared CPU (CI's parallel tests): the harness clock
         # of this candidate's process reads a hundredth of its first four timed calls (it sleeps
         # 20 ms in each), then the truth. The first rounds fail the cross-check, fresh ones pass.
-        false_for_four_calls = src('''
-            import sys
-            import time
-            import torch
-            import torch.nn as nn
+        false_for_four_calls = candidate("time.sleep(0.02)\nreturn torch.relu(self.lin(x)) * 2.0", imports="""
+import sys
+import time
 
-            _timing = sys.modules["hiera_runner.timing"]
-            _real = _timing._perf_counter
-            _reads = [0]
+_timing = sys.modules["hiera_runner.timing"]
+_real = _timing._perf_counter
+_reads = [0]
 
-            def _clock():
-                _reads[0] += 1
-                t = _real()
-                return t / 100.0 if _reads[0] <= 8 else t
+def _clock():
+    _reads[0] += 1
+    t = _real()
+    return t / 100.0 if _reads[0] <= 8 else t
 
-            setattr(_timing, "_perf_" + "counter", _clock)
-
-            class ModelNew(nn.Module):
-                def __init__(self, n):
-                    super().__init__()
-                    self.lin = nn.Linear(n, n)
-
-                def forward(self, x):
-                    time.sleep(0.02)
-                    return torch.relu(self.lin(x)) * 2.0
-        ''')
+setattr(_timing, "_perf_" + "counter", _clock)
+""")
         r = run(false_for_four_calls, timing_trials=4)
         self.assertPassed(r)
         self.assertIs(r["timing"]["boundary"]["remeasured"], True)
