@@ -28,11 +28,11 @@ std::filesystem::path self_path(const char* argv0) {
   return ec ? std::filesystem::path(argv0) : self;
 }
 
-std::string describe_work(const analysis::Work& work, const analysis::Roofline* roofline) {
+std::string describe_work(const analysis::Work& work, const engine::GpuCeilings* roofline) {
   std::string out = engine::plan::format_flops(work.flops) + ", " + engine::plan::format_bytes(work.bytes);
   if (roofline) {
     if (const auto t = analysis::roofline_time(work, *roofline)) {
-      out += ": " + engine::plan::format_time_ms(t->seconds * 1e3) + " on " + roofline->gpu + " (" +
+      out += ": " + engine::plan::format_time_ms(t->seconds * 1e3) + " on " + roofline->source + " (" +
              (t->launch_bound ? "launch" : t->memory_bound ? "memory" : "compute") + "-bound)";
     }
   }
@@ -47,7 +47,7 @@ std::string shape_text(const analysis::Shape& shape) {
 
 // The readable listing: positions are 1-based line:column (UTF-16 columns + 1), as compilers print them.
 void print_listing(std::ostream& out, const std::string& file, const std::string& text, const analysis::Analysis& a,
-                   const analysis::Roofline* roofline) {
+                   const engine::GpuCeilings* roofline) {
   const analysis::LineIndex lines(text);
   auto at = [&](const analysis::Span& span) {
     const auto p = lines.position(span.begin);
@@ -97,7 +97,7 @@ void print_listing(std::ostream& out, const std::string& file, const std::string
       out << "  total of " << total->ops_counted << " of " << m.ops.size() << " ops: " << engine::plan::format_flops(total->flops)
           << ", " << engine::plan::format_bytes(total->bytes);
       if (total->seconds) {
-        out << ": " << engine::plan::format_time_ms(*total->seconds * 1e3) << " on " << roofline->gpu;
+        out << ": " << engine::plan::format_time_ms(*total->seconds * 1e3) << " on " << roofline->source;
         if (total->op_by_op_seconds) {
           out << " with " << total->fused_ops << " elementwise ops fused into their producers ("
               << engine::plan::format_time_ms(*total->op_by_op_seconds * 1e3) << " op by op)";
@@ -142,7 +142,7 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
     std::cerr << "hiera analyze: " << args.file << ": not a CUDA (.cu, .cuh) or Python (.py) file" << std::endl;
     return kAnalyzeUsage;
   }
-  std::optional<analysis::Roofline> roofline;
+  std::optional<engine::GpuCeilings> roofline;
   if (args.gpu != "none") {
     const auto dir = args.knowledge_dir.empty() ? engine::knowledge::default_knowledge_dir(self_path(argv0))
                                                 : std::filesystem::path(args.knowledge_dir);
@@ -166,7 +166,7 @@ int run_analyze(const AnalyzeArgs& args, const char* argv0) {
   const std::string text = buffer.str();
   // With the facts of the file's `hiera:` annotations, as the editor analyses it.
   const analysis::Analysis result = engine::facade::analyze_source(text, *language).analysis;
-  const analysis::Roofline* r = roofline ? &*roofline : nullptr;
+  const engine::GpuCeilings* r = roofline ? &*roofline : nullptr;
   // Malformed `hiera:` annotations join the problems, worded as `hiera optimize` words them.
   analysis::Analysis shown = result;
   for (const auto& p : engine::spec::annotation_problems(text, result)) shown.problems.push_back({p.span, p.message});

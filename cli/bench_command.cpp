@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-#include "cli/bench_progress.h"
+#include "cli/bench_terminal_progress.h"
 #include "engine/bench/bench_report.h"
 #include "engine/bench/bench_runner.h"
 #include "engine/bench/output_file.h"

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/optimize_command.h"  // kExitError, kExitCancelled
-#include "cli/optimizer_setup.h"
+#include "cli/optimizer_options.h"
 
 namespace hiera::cli {
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/optimizer_setup.h"
+#include "cli/optimizer_options.h"
 #include "engine/facade/configuration.h"
 #include "engine/facade/doctor_checks.h"
 #include "hiera/version.h"

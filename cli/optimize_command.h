@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/optimizer_setup.h"
+#include "cli/optimizer_options.h"
 #include "engine/facade/no_gpu.h"
 
 namespace hiera::cli {

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 class JsonWriter {
  public:
-  JsonWriter(std::string_view text, const Roofline* roofline) : lines_(text), roofline_(roofline) {}
+  JsonWriter(std::string_view text, const GpuCeilings* roofline) : lines_(text), roofline_(roofline) {}
 
   json range(const Span& span) const {
     const Position start = lines_.position(span.begin), end = lines_.position(span.end);
@@ -159,15 +159,15 @@ class JsonWriter {
 
  private:
   LineIndex lines_;
-  const Roofline* roofline_;
+  const GpuCeilings* roofline_;
 };
 
 }  // namespace
 
-nlohmann::json to_json(const Analysis& analysis, std::string_view text, const Roofline* roofline) {
+nlohmann::json to_json(const Analysis& analysis, std::string_view text, const GpuCeilings* roofline) {
   const JsonWriter w(text, roofline);
   json out = {{"language", to_string(analysis.language)}, {"position_encoding", "utf-16"}};
-  out["gpu"] = roofline ? json(roofline->gpu) : json(nullptr);
+  out["gpu"] = roofline ? json(roofline->source) : json(nullptr);
   out["kernels"] = json::array();
   for (const auto& f : analysis.functions) out["kernels"].push_back(w.function(f));
   out["launches"] = json::array();

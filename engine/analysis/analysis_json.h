@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/analysis/analysis.h"
-#include "engine/analysis/roofline.h"
+#include "engine/analysis/roofline_time.h"
 
 namespace hiera::engine::analysis {
 
-nlohmann::json to_json(const Analysis& analysis, std::string_view text, const Roofline* roofline = nullptr);
+nlohmann::json to_json(const Analysis& analysis, std::string_view text, const GpuCeilings* roofline = nullptr);
 
 }  // namespace hiera::engine::analysis

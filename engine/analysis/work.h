@@ -3,7 +3,7 @@
 // floating-point operations (a multiply-add is 2), the fewest bytes that must
 // cross device memory (inputs read once, outputs written once), and the dtype
 // whose peak rate the flops are held against. Hardware-free: the roofline
-// time on a given GPU is roofline.h's business.
+// time on a given GPU is roofline_time.h's business.
 #include <cstdint>
 #include <string>
 #include <vector>

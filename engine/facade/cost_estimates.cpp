@@ -25,11 +25,11 @@ struct Group {
 
 }  // namespace
 
-analysis::Roofline estimate_roofline(const knowledge::GpuSpec& gpu) {
-  return analysis::Roofline{gpu.id, gpu.memory_bandwidth_gbs, gpu.peak_tflops, analysis::kLaunchFloorUs};
+engine::GpuCeilings estimate_roofline(const knowledge::GpuSpec& gpu) {
+  return engine::GpuCeilings{gpu.memory_bandwidth_gbs, gpu.peak_tflops, engine::kKernelLaunchUs, gpu.id};
 }
 
-std::optional<CostEstimate> work_estimate(const analysis::Work& work, const analysis::Roofline* roofline) {
+std::optional<CostEstimate> work_estimate(const analysis::Work& work, const engine::GpuCeilings* roofline) {
   CostEstimate out;
   out.flops = work.flops;
   out.bytes = work.bytes;
@@ -46,19 +46,19 @@ std::optional<CostEstimate> work_estimate(const analysis::Work& work, const anal
   return out;
 }
 
-std::optional<CostEstimate> kernel_estimate(const analysis::CudaFunction& kernel, const analysis::Roofline* roofline) {
+std::optional<CostEstimate> kernel_estimate(const analysis::CudaFunction& kernel, const engine::GpuCeilings* roofline) {
   if (!kernel.work) return std::nullopt;
   return work_estimate(*kernel.work, roofline);
 }
 
-std::optional<CostEstimate> op_estimate(const analysis::ForwardOp& op, const analysis::Roofline* roofline) {
+std::optional<CostEstimate> op_estimate(const analysis::ForwardOp& op, const engine::GpuCeilings* roofline) {
   if (!op.work) return std::nullopt;
   auto out = work_estimate(*op.work, roofline);
   out->lower_bound = op.in_loop;
   return out;
 }
 
-std::optional<CostEstimate> module_estimate(const analysis::TorchModule& module, const analysis::Roofline* roofline) {
+std::optional<CostEstimate> module_estimate(const analysis::TorchModule& module, const engine::GpuCeilings* roofline) {
   CostEstimate out;
   out.ops_total = module.ops.size();
   const std::size_t n = module.ops.size();
@@ -115,7 +115,7 @@ std::optional<CostEstimate> module_estimate(const analysis::TorchModule& module,
     if (!roofline) continue;
     timed = timed && g.timed;
     const double memory = bytes / (roofline->bandwidth_gbs * 1e9);
-    const double floor = g.any_work ? roofline->launch_floor_us * 1e-6 : 0.0;
+    const double floor = g.any_work ? roofline->launch_overhead_us * 1e-6 : 0.0;
     const double pass = std::max(memory, g.compute_seconds);
     speed_of_light += pass;
     if (floor > pass) launch_seconds += floor;

@@ -35,18 +35,18 @@ struct CostEstimate {
 };
 
 // A GPU's roofline for the estimates: its datasheet ceilings and a launch floor
-// of analysis::kLaunchFloorUs.
-analysis::Roofline estimate_roofline(const knowledge::GpuSpec& gpu);
+// of engine::kKernelLaunchUs.
+engine::GpuCeilings estimate_roofline(const knowledge::GpuSpec& gpu);
 
-std::optional<CostEstimate> work_estimate(const analysis::Work& work, const analysis::Roofline* roofline);
+std::optional<CostEstimate> work_estimate(const analysis::Work& work, const engine::GpuCeilings* roofline);
 std::optional<CostEstimate> kernel_estimate(const analysis::CudaFunction& kernel,
-                                            const analysis::Roofline* roofline);
-std::optional<CostEstimate> op_estimate(const analysis::ForwardOp& op, const analysis::Roofline* roofline);
+                                            const engine::GpuCeilings* roofline);
+std::optional<CostEstimate> op_estimate(const analysis::ForwardOp& op, const engine::GpuCeilings* roofline);
 // A module: each elementwise op that is the only reader of the op it reads
 // joins that op's group (an epilogue or a fused chain), which moves no
 // intermediate through memory and launches once. Memory-bound when the
 // memory-bound groups take most of the summed time.
 std::optional<CostEstimate> module_estimate(const analysis::TorchModule& module,
-                                            const analysis::Roofline* roofline);
+                                            const engine::GpuCeilings* roofline);
 
 }  // namespace hiera::engine::facade

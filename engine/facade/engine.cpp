@@ -41,7 +41,7 @@ std::string config_key(const EngineConfig& config) {
   if (a.endpoint) {
     const auto& e = *a.endpoint;
     key["endpoint"] = {{"name", e.name},
-                       {"provider", std::string(llm::to_string(e.provider))},
+                       {"provider", std::string(propose::llm::to_string(e.provider))},
                        {"base_url", e.base_url},
                        {"model", e.model},
                        {"api_key_env", e.api_key_env},

@@ -11,7 +11,7 @@
 
 namespace hiera::engine::optimize {
 
-std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, const plan::Ceilings& ceilings) {
+std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, const GpuCeilings& ceilings) {
   auto size_of = [](const std::string& dtype) -> double {
     if (dtype == "float64" || dtype == "int64" || dtype == "complex64") return 8;
     if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
@@ -44,8 +44,8 @@ std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, cons
   for (const auto& [name, t] : graph.buffers) bytes += bytes_of(t.shape, t.dtype);
   double ms = ceilings.bandwidth_gbs > 0 ? bytes / (ceilings.bandwidth_gbs * 1e9) * 1e3 : 0.0;
   auto peak_of = [&](const std::string& t) {
-    const auto found = ceilings.tflops.find(t);
-    return found != ceilings.tflops.end() ? found->second : 0.0;
+    const auto found = ceilings.peak_tflops.find(t);
+    return found != ceilings.peak_tflops.end() ? found->second : 0.0;
   };
   // Each node's flops at its own peak. A float32 convolution's at TF32's: PyTorch lets cuDNN use it by
   // default (torch.backends.cudnn.allow_tf32), so the float32 peak would put the bound above the reference.

@@ -78,6 +78,6 @@ bool faster_beyond_noise(const eval::Timing& timing);
 // The whole module's speed-of-light time on these ceilings: its inputs,
 // parameters, buffers and outputs moved once (every op fused) or all its flops
 // at the output dtype's peak, whichever takes longer; nullopt without sizes.
-std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, const plan::Ceilings& ceilings);
+std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, const GpuCeilings& ceilings);
 
 }  // namespace hiera::engine::optimize

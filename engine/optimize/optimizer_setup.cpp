@@ -12,7 +12,7 @@
 #include "engine/eval/worker_spec.h"
 #include "engine/knowledge/knowledge_dir.h"
 #include "engine/propose/compile_proposer.h"
-#include "engine/propose/knowledge/knowledge_proposer.h"
+#include "engine/propose/recipes/recipe_proposer.h"
 #include "engine/propose/llm_proposer.h"
 
 namespace hiera::engine::optimize {
@@ -33,12 +33,12 @@ std::vector<std::string> split_command(const std::string& command) {
 }
 
 // The endpoint called `name` in configuration.llm.endpoints; "" picks llm.default.
-std::optional<llm::LlmEndpoint> pick_endpoint(const json& config, std::string name) {
+std::optional<propose::llm::LlmEndpoint> pick_endpoint(const json& config, std::string name) {
   const json llm = config.value("llm", json::object());
   if (name.empty()) name = llm.value("default", "none");
   if (name == "none") return std::nullopt;
   for (const auto& endpoint : llm.value("endpoints", json::array())) {
-    if (endpoint.is_object() && endpoint.value("name", "") == name) return llm::parse_endpoint(endpoint);
+    if (endpoint.is_object() && endpoint.value("name", "") == name) return propose::llm::parse_endpoint(endpoint);
   }
   throw std::runtime_error("--llm " + name + ": no endpoint of that name in the configuration's llm.endpoints");
 }
@@ -50,14 +50,14 @@ std::vector<std::shared_ptr<propose::Proposer>> make_proposers(const OptimizerSe
   // The built-in proposer first: offline, deterministic, and the only one without an LLM endpoint.
   // torch.compile next: offline and built in as well, so --no-knowledge (the built-in proposers) leaves it out too.
   if (!args.no_knowledge) {
-    proposers.push_back(std::make_shared<propose::knowledge_proposer::KnowledgeProposer>(knowledge));
+    proposers.push_back(std::make_shared<propose::recipes::RecipeProposer>(knowledge));
     proposers.push_back(std::make_shared<propose::CompileProposer>());
   }
   auto endpoint = args.endpoint ? args.endpoint : pick_endpoint(config, args.llm);
   if (endpoint) {
-    llm::validate(*endpoint);
+    propose::llm::validate(*endpoint);
     if (!endpoint->cache_dir) endpoint->cache_dir = runs_dir / "llm-cache";
-    auto client = std::make_shared<llm::LlmClient>(*endpoint);
+    auto client = std::make_shared<propose::llm::LlmClient>(*endpoint);
     proposers.push_back(std::make_shared<propose::LlmProposer>(client, knowledge));
   }
   return proposers;

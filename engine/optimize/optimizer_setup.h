@@ -29,7 +29,7 @@ struct OptimizerSetupArgs {
   std::optional<double> time_limit_s;
   std::optional<int> candidates_per_round;  // OptimizeOptions::candidates_per_round
   std::string llm;                   // an endpoint name from the configuration, or "none"; "" picks llm.default
-  std::optional<llm::LlmEndpoint> endpoint;  // given whole (editor settings): used instead of `llm`
+  std::optional<propose::llm::LlmEndpoint> endpoint;  // given whole (editor settings): used instead of `llm`
   bool no_knowledge = false;         // leave out the built-in proposers (knowledge, torch.compile)
   // Shell command lines or worker specs (ssh://host, slurm:..., engine/eval/worker_spec.h);
   // default: this executable's `worker`.
@@ -85,7 +85,7 @@ struct OptimizerSetup {
 // A slurm worker spec submits its allocation here (the pool releases it at
 // shutdown; so does destroying the setup unused).
 // Throws std::runtime_error: an unknown llm endpoint name, a bad worker command
-// line (llm::EndpointError, a std::runtime_error, for a bad endpoint);
+// line (propose::llm::EndpointError, a std::runtime_error, for a bad endpoint);
 // std::invalid_argument: a bad worker spec or device; std::runtime_error: sbatch refused.
 OptimizerSetup make_optimizer_setup(const OptimizerSetupArgs& args, const nlohmann::json& config,
                                     const std::filesystem::path& exe, const std::string& name,

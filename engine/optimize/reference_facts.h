@@ -25,7 +25,7 @@ namespace hiera::engine::optimize {
 struct ReferenceFacts {
   spec::SpecInputs spec_inputs;        // what build_spec was given (the probe's facts join in make_run_plan)
   spec::TaskSpec first_spec;           // the spec before those facts: the reference's own jobs ran on it
-  plan::Ceilings ceilings;
+  GpuCeilings ceilings;
   std::string device = "cpu";          // "cuda" when the probe found a GPU
   std::string torch_version;           // the workers' torch, as their handshake named it ("" unknown)
   std::string reference_source;        // Target::reference_source()

@@ -56,10 +56,10 @@ json region_json(const RegionAnalysis& analysis) {
 
 }  // namespace
 
-json to_json(const Ceilings& ceilings) {
+json to_json(const GpuCeilings& ceilings) {
   return {{"source", ceilings.source},
           {"bandwidth_gbs", ceilings.bandwidth_gbs},
-          {"tflops", ceilings.tflops},
+          {"tflops", ceilings.peak_tflops},
           {"launch_overhead_us", ceilings.launch_overhead_us}};
 }
 

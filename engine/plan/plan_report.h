@@ -11,7 +11,7 @@
 
 namespace hiera::engine::plan {
 
-nlohmann::json to_json(const Ceilings& ceilings);
+nlohmann::json to_json(const GpuCeilings& ceilings);
 nlohmann::json to_json(const Plan& plan);
 nlohmann::json to_json(const Decision& decision);
 

@@ -194,7 +194,7 @@ std::string priority_line(std::size_t rank, const Candidate& candidate) {
 
 }  // namespace
 
-Plan make_plan(const std::vector<Region>& regions, const Ceilings& ceilings, const PlanContext& requested,
+Plan make_plan(const std::vector<Region>& regions, const GpuCeilings& ceilings, const PlanContext& requested,
                const std::vector<Recipe>& recipes) {
   Plan plan;
   plan.ceilings = ceilings;

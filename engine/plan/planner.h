@@ -47,7 +47,7 @@ struct PlanStep {
 };
 
 struct Plan {
-  Ceilings ceilings;
+  GpuCeilings ceilings;
   PlanContext context;
   std::vector<RegionAnalysis> regions;  // planned ones by priority, then the skipped ones
   std::vector<PlanStep> steps;          // in order: a region's spaces cheapest first, regions by priority
@@ -66,7 +66,7 @@ struct Plan {
 // rest of the budget by its region's headroom; when the budget cannot give 2
 // to each, the last steps are dropped. Throws std::invalid_argument when a
 // region's measured time is not positive.
-Plan make_plan(const std::vector<Region>& regions, const Ceilings& ceilings, const PlanContext& context,
+Plan make_plan(const std::vector<Region>& regions, const GpuCeilings& ceilings, const PlanContext& context,
                const std::vector<knowledge::Recipe>& recipes);
 
 // For a proposer that rewrites the whole captured op graph (of `graph_nodes`

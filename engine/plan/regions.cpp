@@ -76,7 +76,7 @@ Region whole_module(const KernelProfile& profile, const TaskWork& work, double k
 
 }  // namespace
 
-std::vector<Region> regions_from_profile(const KernelProfile& profile, const TaskWork& work, const Ceilings& ceilings) {
+std::vector<Region> regions_from_profile(const KernelProfile& profile, const TaskWork& work, const GpuCeilings& ceilings) {
   if (work.runs < 1) throw std::invalid_argument("the profile must cover at least one run of the reference");
   std::int64_t total_ns = 0, calls = 0;
   for (const ProfiledKernel& kernel : profile.kernels) {

@@ -47,6 +47,6 @@ struct TaskWork {
 // left out; an op whose families ran no kernel forms no region (its work
 // still counts against the module's totals). Throws std::invalid_argument
 // when runs is below 1.
-std::vector<Region> regions_from_profile(const KernelProfile& profile, const TaskWork& work, const Ceilings& ceilings);
+std::vector<Region> regions_from_profile(const KernelProfile& profile, const TaskWork& work, const GpuCeilings& ceilings);
 
 }  // namespace hiera::engine::plan

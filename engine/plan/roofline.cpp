@@ -1,4 +1,4 @@
-// Ceilings and placing regions on the roofline (roofline.h).
+// GpuCeilings from a probe or a datasheet, and placing regions on the roofline (roofline.h).
 #include "engine/plan/roofline.h"
 
 #include <algorithm>
@@ -28,21 +28,21 @@ struct ComputePeak {
 
 // The peak the region's flops are held against: its own dtype's, or a higher
 // one a precision allowance unlocks; float32's when its dtype has no ceiling.
-std::optional<ComputePeak> compute_peak(const Ceilings& ceilings, const std::string& dtype,
+std::optional<ComputePeak> compute_peak(const GpuCeilings& ceilings, const std::string& dtype,
                                         const std::vector<std::string>& allowed) {
   std::optional<ComputePeak> best;
-  if (const auto own = ceilings.tflops.find(dtype); own != ceilings.tflops.end()) {
+  if (const auto own = ceilings.peak_tflops.find(dtype); own != ceilings.peak_tflops.end()) {
     best = ComputePeak{dtype, own->second, dtype};
   }
   for (const std::string& allowance : effective_allowances(allowed, dtype)) {
     const auto unlocked = ceiling_of_allowance(allowance);
     if (!unlocked || *unlocked == dtype) continue;
-    const auto rate = ceilings.tflops.find(*unlocked);
-    if (rate == ceilings.tflops.end() || (best && rate->second <= best->tflops)) continue;
+    const auto rate = ceilings.peak_tflops.find(*unlocked);
+    if (rate == ceilings.peak_tflops.end() || (best && rate->second <= best->tflops)) continue;
     best = ComputePeak{*unlocked, rate->second, *unlocked + ", allowed for " + (dtype.empty() ? "this region" : dtype)};
   }
   if (best) return best;
-  if (const auto fp32 = ceilings.tflops.find("float32"); fp32 != ceilings.tflops.end()) {
+  if (const auto fp32 = ceilings.peak_tflops.find("float32"); fp32 != ceilings.peak_tflops.end()) {
     return ComputePeak{"float32", fp32->second,
                        dtype.empty() ? "float32: the region names no dtype" : "float32: no " + dtype + " ceiling"};
   }
@@ -53,33 +53,33 @@ std::string of_speed_of_light(double fraction) { return "(" + format_percent(fra
 
 }  // namespace
 
-Ceilings ceilings_from_probe(double copy_gbs, const std::map<std::string, double>& gemm_tflops,
+GpuCeilings ceilings_from_probe(double copy_gbs, const std::map<std::string, double>& gemm_tflops,
                              const std::string& device_name) {
   if (!(copy_gbs > 0.0)) throw std::invalid_argument("the probe measured no copy bandwidth");
-  Ceilings ceilings;
+  GpuCeilings ceilings;
   ceilings.bandwidth_gbs = copy_gbs;
-  ceilings.tflops = positive_rates(gemm_tflops);
+  ceilings.peak_tflops = positive_rates(gemm_tflops);
   ceilings.source = "probe of " + device_name;
   return ceilings;
 }
 
-Ceilings ceilings_from_spec(const knowledge::GpuSpec& spec) {
+GpuCeilings ceilings_from_spec(const knowledge::GpuSpec& spec) {
   if (!(spec.memory_bandwidth_gbs > 0.0)) {
     throw std::invalid_argument("GPU spec " + spec.id + " has no memory bandwidth");
   }
-  Ceilings ceilings;
+  GpuCeilings ceilings;
   ceilings.bandwidth_gbs = spec.memory_bandwidth_gbs;
-  ceilings.tflops = positive_rates(spec.peak_tflops);
+  ceilings.peak_tflops = positive_rates(spec.peak_tflops);
   ceilings.source = "knowledge: " + spec.id + " datasheet";
   return ceilings;
 }
 
-std::string describe(const Ceilings& ceilings) {
+std::string describe(const GpuCeilings& ceilings) {
   std::string out = ceilings.source + ": " + format_bandwidth(ceilings.bandwidth_gbs);
-  if (!ceilings.tflops.empty()) {
+  if (!ceilings.peak_tflops.empty()) {
     out += ";";
     const char* separator = " ";
-    for (const auto& [dtype, rate] : ceilings.tflops) {
+    for (const auto& [dtype, rate] : ceilings.peak_tflops) {
       const std::string rate_text = format_tflops(rate);  // "806.3 TFLOP/s": the number, the unit once at the end
       out += separator + dtype + " " + rate_text.substr(0, rate_text.find(' '));
       separator = ", ";
@@ -94,7 +94,7 @@ bool is_compute_pattern(const std::string& pattern) {
   return std::find(std::begin(compute), std::end(compute), pattern) != std::end(compute);
 }
 
-RooflinePoint place(const Region& region, const Ceilings& ceilings, const std::vector<std::string>& allowed_precision) {
+RooflinePoint place(const Region& region, const GpuCeilings& ceilings, const std::vector<std::string>& allowed_precision) {
   if (!(region.measured_ms > 0.0)) {
     throw std::invalid_argument("region " + region.name + ": the measured time must be positive");
   }

@@ -1,7 +1,7 @@
 #pragma once
 // The roofline the planner places each region on: the ceilings of one GPU
-// (measured by the worker's probe, or a datasheet from knowledge/ when no
-// probe is at hand), a region of the reference (kernels, measured time,
+// (engine/common's GpuCeilings, measured by the worker's probe, or a
+// datasheet from knowledge/ when no probe is at hand), a region of the reference (kernels, measured time,
 // counted work), and where the region sits: compute-bound, memory-bound or
 // launch/latency-bound, its speed-of-light time and its headroom, with the
 // reason written out for the report (MEASURING.md: speed of light =
@@ -12,30 +12,23 @@
 #include <string>
 #include <vector>
 
-#include "engine/common/launch_overhead.h"
+#include "engine/common/gpu_ceilings.h"
 #include "engine/knowledge/gpu_spec.h"
 #include "engine/knowledge/recipe.h"
 
 namespace hiera::engine::plan {
 
-struct Ceilings {
-  double bandwidth_gbs = 0.0;                // device memory, GB/s
-  std::map<std::string, double> tflops;      // peak by dtype: float32, tf32, float16, bfloat16, float64, int8
-  double launch_overhead_us = kKernelLaunchUs;  // the fixed cost of one kernel launch
-  std::string source;                        // "probe of NVIDIA H200", "knowledge: h200 datasheet"
-};
-
 // From the worker's probe (JOB_PROTOCOL.md `probe`: measured.copy_gbs,
 // measured.gemm_tflops). Non-positive rates are dropped; throws
 // std::invalid_argument when copy_gbs is not positive.
-Ceilings ceilings_from_probe(double copy_gbs, const std::map<std::string, double>& gemm_tflops,
+GpuCeilings ceilings_from_probe(double copy_gbs, const std::map<std::string, double>& gemm_tflops,
                              const std::string& device_name);
 // From a datasheet (knowledge/gpus/*.json), when there is no probe. Throws
 // std::invalid_argument when the spec has no memory bandwidth.
-Ceilings ceilings_from_spec(const knowledge::GpuSpec& spec);
+GpuCeilings ceilings_from_spec(const knowledge::GpuSpec& spec);
 // One line for the report: "probe of NVIDIA H200: 4207 GB/s; bfloat16 806.3,
 // float16 771.4, float32 51.0, tf32 416.8 TFLOP/s; 3.00 µs per launch".
-std::string describe(const Ceilings& ceilings);
+std::string describe(const GpuCeilings& ceilings);
 
 // A part of the reference the optimizer can replace: one kernel, a family of
 // kernels, an op group, or the whole module. Times and work are per call.
@@ -77,7 +70,7 @@ struct RooflinePoint {
 // held against a lower-precision peak: a float32 GEMM with "tf32" allowed is
 // measured against the tf32 peak. Throws std::invalid_argument when the
 // measured time is not positive.
-RooflinePoint place(const Region& region, const Ceilings& ceilings,
+RooflinePoint place(const Region& region, const GpuCeilings& ceilings,
                     const std::vector<std::string>& allowed_precision = {});
 
 // Patterns assumed compute-bound when no work was counted (gemm, conv, attention, ...).

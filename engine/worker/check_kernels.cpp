@@ -11,7 +11,7 @@
 #include "engine/worker/check_program.h"
 #include "engine/worker/cuda_failure.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -122,4 +122,4 @@ InputComparison CheckKernels::compare_input(ScalarType type, std::uint64_t count
   });
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -9,7 +9,7 @@
 // atomic per field, so a buffer costs one pass over memory and a few thousand
 // atomics. Blocks are whole warps (check_kernels.cpp launches 256 threads).
 
-namespace check = hiera::worker::check;
+namespace check = hiera::engine::worker::check;
 
 // An element's bits as the unsigned integer of its width.
 template <int Type>

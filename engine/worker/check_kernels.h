@@ -19,7 +19,7 @@
 #include "engine/worker/nvrtc_compiler.h"
 #include "engine/worker/output_checks.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 class CheckKernels {
  public:
@@ -57,4 +57,4 @@ class CheckKernels {
   mutable std::map<std::string, std::unique_ptr<KernelModule>> modules_;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -20,7 +20,7 @@
 #include <cmath>
 #endif
 
-namespace hiera::worker::check {
+namespace hiera::engine::worker::check {
 
 // Element types and distributions by number, in the order of ScalarType and
 // Distribution (static_asserts in check_program.cpp keep them in step).
@@ -482,4 +482,4 @@ HIERA_HD inline void note_change(ChangeStats& stats, unsigned long long original
   note_first(stats.first_changed, index);
 }
 
-}  // namespace hiera::worker::check
+}  // namespace hiera::engine::worker::check

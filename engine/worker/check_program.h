@@ -8,7 +8,7 @@
 #include "engine/worker/nvrtc_compiler.h"
 #include "engine/worker/scalar_types.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // The whole source NVRTC compiles.
 const std::string& check_program_source();
@@ -22,4 +22,4 @@ std::string check_changed_kernel(ScalarType type);
 // multiply-add contracted into an FMA would round differently from the host.
 CompileRequest check_compile_request(const std::string& arch);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

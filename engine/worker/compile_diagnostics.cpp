@@ -2,7 +2,7 @@
 
 #include <regex>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -77,4 +77,4 @@ std::vector<CompileDiagnostic> parse_nvrtc_log(std::string_view log, std::string
   return diagnostics;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct CompileDiagnostic {
   int line = 0;    // 1-based in the candidate's own source; 0 when the problem lies in the prelude
@@ -19,4 +19,4 @@ struct CompileDiagnostic {
 // `line_offset` is the number of prelude lines before the candidate's first.
 std::vector<CompileDiagnostic> parse_nvrtc_log(std::string_view log, std::string_view source, int line_offset);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -10,7 +10,7 @@
 
 #include "engine/common/sha256.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -96,4 +96,4 @@ void CubinCache::store(const std::string& key, const CachedCubin& entry) const {
   }
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct CubinKeyInput {
   std::string_view source;
@@ -42,4 +42,4 @@ class CubinCache {
   std::filesystem::path dir_;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

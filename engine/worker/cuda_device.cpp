@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 std::string cuda_version_text(int version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
@@ -71,4 +71,4 @@ std::optional<DeviceInfo> CudaDevice::open(int index, std::string* reason) {
   return info;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

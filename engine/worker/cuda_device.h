@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct DeviceInfo {
   int index = 0;
@@ -40,4 +40,4 @@ class CudaDevice {
   static std::optional<DeviceInfo> open(int index, std::string* reason);
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 std::atomic<bool> g_abandoned{false};
@@ -51,4 +51,4 @@ void check_cuda(cudaError_t error, const std::string& what) {
   throw CudaFailure(CudaFailure::Kind::Runtime, text, lost);
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 class CudaFailure : public std::runtime_error {
  public:
@@ -41,4 +41,4 @@ bool context_abandoned();
 // does not see it.
 void check_cuda(cudaError_t error, const std::string& what);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

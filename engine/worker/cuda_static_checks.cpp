@@ -2,7 +2,7 @@
 
 #include <regex>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -119,4 +119,4 @@ std::vector<StaticFinding> check_cuda_source(std::string_view source, const Stat
   return findings;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

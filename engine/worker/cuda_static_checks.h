@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct StaticCheckOptions {
   // Reduced-precision types are allowed when numerics.allow names them, or
@@ -31,4 +31,4 @@ std::vector<StaticFinding> check_cuda_source(std::string_view source, const Stat
 // line numbers still match); string and character literals are left intact.
 std::string strip_comments(std::string_view source);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 
@@ -80,4 +80,4 @@ StaticCheckOptions static_check_options(const CudaTask& task) {
   return options;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -11,7 +11,7 @@
 #include "engine/worker/launch_contract.h"
 #include "engine/worker/output_checks.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct KernelSource {
   std::string source;
@@ -38,4 +38,4 @@ CudaTask parse_cuda_task(const nlohmann::json& task);
 // reduced-precision types the task's own arguments already use.
 StaticCheckOptions static_check_options(const CudaTask& task);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

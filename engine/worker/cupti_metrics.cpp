@@ -5,7 +5,7 @@
 #include <sstream>
 #include <utility>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -167,4 +167,4 @@ std::string injected_profiler_reason(std::string_view injection_path) {
                                       std::string(injection_path) + ", as Nsight tools do)");
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

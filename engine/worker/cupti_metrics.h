@@ -18,7 +18,7 @@
 #include <cupti_result.h>
 #include <nlohmann/json.hpp>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // One metric: its CUPTI (Perfworks) name and the protocol field it becomes.
 struct MetricSpec {
@@ -107,4 +107,4 @@ std::string library_missing_reason(std::string_view detail, std::string_view cup
 // into the worker through CUDA_INJECTION64_PATH.
 std::string injected_profiler_reason(std::string_view injection_path);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

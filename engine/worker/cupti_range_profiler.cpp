@@ -24,7 +24,7 @@
 
 #include "engine/worker/cuda_failure.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -413,4 +413,4 @@ MetricsOutcome collect_hardware_metrics(const std::function<void()>& region) {
   return outcome;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -19,10 +19,10 @@
 
 #include "engine/worker/cupti_metrics.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // Runs `region` (it launches the kernels and waits for them) exactly once
 // under the profiler, on the calling thread's current CUDA context.
 MetricsOutcome collect_hardware_metrics(const std::function<void()>& region);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -13,7 +13,7 @@
 
 #include "engine/worker/cuda_failure.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -128,4 +128,4 @@ nlohmann::json summarize_kernels(const std::vector<KernelActivity>& activities) 
   return kernels;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct KernelActivity {
   std::string name;  // demangled where possible
@@ -37,4 +37,4 @@ class CuptiTracer {
 // block of its first launch), calls, total_ns and mean_ns, longest first.
 nlohmann::json summarize_kernels(const std::vector<KernelActivity>& activities);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -14,7 +14,7 @@
 #include "engine/worker/input_generator.h"
 #include "engine/worker/scalar_types.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 
@@ -224,12 +224,12 @@ json probe_device(const DeviceInfo& device, const std::filesystem::path& cache_d
   return result;
 }
 
-Ceilings ceilings_from_probe(const json& probe) {
-  Ceilings ceilings;
+GpuCeilings ceilings_from_probe(const json& probe) {
+  GpuCeilings ceilings;
   const auto& measured = probe.at("measured");
-  ceilings.copy_gbs = measured.at("copy_gbs").get<double>();
-  for (const auto& [name, value] : measured.at("gemm_tflops").items()) ceilings.gemm_tflops[name] = value.get<double>();
+  ceilings.bandwidth_gbs = measured.at("copy_gbs").get<double>();
+  for (const auto& [name, value] : measured.at("gemm_tflops").items()) ceilings.peak_tflops[name] = value.get<double>();
   return ceilings;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

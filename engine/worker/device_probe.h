@@ -9,20 +9,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/gpu_ceilings.h"
 #include "engine/worker/cuda_device.h"
 
-namespace hiera::worker {
-
-struct Ceilings {
-  double copy_gbs = 0.0;                       // bytes read + written per second / 1e9
-  std::map<std::string, double> gemm_tflops;   // "float32", "tf32", "float16", "bfloat16"
-};
+namespace hiera::engine::worker {
 
 // The probe's result JSON (JOB_PROTOCOL.md `probe`), measuring only when the
 // cache has nothing for this device and driver, or when `refresh`. Throws
 // CudaFailure when a measurement fails.
 nlohmann::json probe_device(const DeviceInfo& device, const std::filesystem::path& cache_dir, bool refresh);
 
-Ceilings ceilings_from_probe(const nlohmann::json& probe);
+GpuCeilings ceilings_from_probe(const nlohmann::json& probe);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -49,4 +49,4 @@ std::string DriverApi::error_text(CUresult result) const {
          (text ? text : "unknown driver error");
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

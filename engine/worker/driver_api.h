@@ -8,7 +8,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct DriverApi {
   PFN_cuGetErrorName_v6000 get_error_name = nullptr;
@@ -27,4 +27,4 @@ struct DriverApi {
   std::string error_text(CUresult result) const;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -5,7 +5,7 @@
 
 #include "engine/worker/check_math.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 static_assert(std::endian::native == std::endian::little,
               "elements are written as the low bytes of a 64-bit word, as on the GPU");
@@ -69,4 +69,4 @@ std::uint64_t random_element(ScalarType type, std::uint64_t index, Distribution 
                               range ? range->first : 0.0, range ? range->second : 0.0);
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

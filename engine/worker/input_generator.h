@@ -12,7 +12,7 @@
 
 #include "engine/worker/scalar_types.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 enum class Distribution { Uniform, Normal, Large };
 
@@ -34,4 +34,4 @@ std::uint64_t random_element(ScalarType type, std::uint64_t index, Distribution 
 // A seed per (trial seed, argument), so arguments of one trial differ.
 std::uint64_t argument_seed(std::uint64_t trial_seed, std::size_t argument_index);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

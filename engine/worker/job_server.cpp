@@ -10,7 +10,7 @@
 #include "protocol/json_text.h"
 #include "protocol/message.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 using protocol::ErrorCode;
@@ -89,4 +89,4 @@ int serve_jobs(int in_fd, int out_fd, WorkerService& service) {
   }
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -4,11 +4,11 @@
 // response per request, a JSON-RPC error for anything malformed.
 #include "engine/worker/worker_service.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // Serves until shutdown (returns 0), a lost CUDA context (returns 3, after
 // the reply), or the end of input (returns 1: the engine went away without
 // shutdown).
 int serve_jobs(int in_fd, int out_fd, WorkerService& service);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

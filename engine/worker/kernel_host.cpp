@@ -11,7 +11,7 @@
 
 extern char** environ;
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 namespace kh = kernel_host;
@@ -230,4 +230,4 @@ std::unique_ptr<KernelHost> KernelHostPool::take() {
   return host;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -21,7 +21,7 @@
 #include "engine/common/child_process.h"
 #include "engine/worker/kernel_host_protocol.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // A candidate's run that failed in (or with) its host; the worker goes on.
 class KernelHostError : public std::runtime_error {
@@ -114,4 +114,4 @@ class KernelHostPool {
   std::vector<std::unique_ptr<KernelHost>> retiring_;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

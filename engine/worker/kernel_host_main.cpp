@@ -26,7 +26,7 @@
 #include "engine/worker/kernel_module.h"
 #include "engine/worker/kernel_timer.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace kh = kernel_host;
 using nlohmann::json;
@@ -236,4 +236,4 @@ int run_kernel_host(int device, pid_t parent) {
   std::_Exit(code);  // skip the runtime's teardown: the driver frees the context
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -6,9 +6,9 @@
 // and the IPC mappings of its argument buffers, nothing else of the worker's.
 #include <sys/types.h>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // The process's exit code.
 int run_kernel_host(int device, pid_t parent);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -7,7 +7,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-namespace hiera::worker::kernel_host {
+namespace hiera::engine::worker::kernel_host {
 
 using nlohmann::json;
 
@@ -246,4 +246,4 @@ Reply reply_from_json(const json& message) {
   return reply;
 }
 
-}  // namespace hiera::worker::kernel_host
+}  // namespace hiera::engine::worker::kernel_host

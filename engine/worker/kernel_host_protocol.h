@@ -18,7 +18,7 @@
 #include "engine/worker/launch_contract.h"
 #include "protocol/framing.h"
 
-namespace hiera::worker::kernel_host {
+namespace hiera::engine::worker::kernel_host {
 
 class ProtocolError : public std::runtime_error {
  public:
@@ -108,4 +108,4 @@ MapRequest map_from_json(const nlohmann::json& message);
 LaunchRequest launch_from_json(const nlohmann::json& message);
 Reply reply_from_json(const nlohmann::json& message);
 
-}  // namespace hiera::worker::kernel_host
+}  // namespace hiera::engine::worker::kernel_host

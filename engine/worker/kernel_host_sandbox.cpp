@@ -23,7 +23,7 @@
 
 #include "hiera/denied_syscalls.h"
 
-namespace hiera::worker::kernel_host {
+namespace hiera::engine::worker::kernel_host {
 
 namespace {
 
@@ -256,4 +256,4 @@ void filter_syscalls(Protections& protections, const std::vector<std::string>&) 
 }
 #endif
 
-}  // namespace hiera::worker::kernel_host
+}  // namespace hiera::engine::worker::kernel_host

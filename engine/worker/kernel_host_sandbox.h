@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hiera::worker::kernel_host {
+namespace hiera::engine::worker::kernel_host {
 
 class Protections {
  public:
@@ -43,4 +43,4 @@ void filter_syscalls(Protections& protections, const std::vector<std::string>& n
 // The list embedded from denied_syscalls.txt.
 const std::vector<std::string>& denied_syscalls();
 
-}  // namespace hiera::worker::kernel_host
+}  // namespace hiera::engine::worker::kernel_host

@@ -5,7 +5,7 @@
 #include "engine/worker/cuda_failure.h"
 #include "engine/worker/driver_api.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -89,4 +89,4 @@ void wait_for_event(cudaEvent_t event, std::chrono::milliseconds limit, const st
   wait_until_done([event] { return cudaEventQuery(event); }, limit, what);
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

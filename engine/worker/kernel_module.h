@@ -12,7 +12,7 @@
 
 #include "engine/worker/launch_contract.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 class KernelModule {
  public:
@@ -40,4 +40,4 @@ void wait_for_stream(cudaStream_t stream, std::chrono::milliseconds limit, const
 // The same for one recorded event.
 void wait_for_event(cudaEvent_t event, std::chrono::milliseconds limit, const std::string& what);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -6,7 +6,7 @@
 #include "engine/worker/cuda_failure.h"
 #include "engine/worker/kernel_module.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 KernelTimer::KernelTimer(std::size_t l2_bytes, std::chrono::milliseconds run_limit) : run_limit_(run_limit) {
   flush_bytes_ = std::max<std::size_t>(2 * l2_bytes, 8u << 20);
@@ -79,4 +79,4 @@ std::pair<TimingStats, TimingStats> KernelTimer::interleave(const Sample& a, con
   return {summarize_timings(std::move(samples_a)), summarize_timings(std::move(samples_b))};
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -12,7 +12,7 @@
 
 #include "engine/worker/timing_stats.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 class KernelTimer {
  public:
@@ -46,4 +46,4 @@ class KernelTimer {
   std::chrono::milliseconds run_limit_;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

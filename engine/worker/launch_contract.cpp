@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 
@@ -234,4 +234,4 @@ std::optional<double> work_count(const std::optional<std::string>& expression, c
   return static_cast<double>(value);
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -18,7 +18,7 @@
 #include "engine/common/size_expression.h"
 #include "engine/worker/scalar_types.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // The contract's vocabulary is the engine's too (engine/common).
 using engine::ArgRole;
@@ -75,4 +75,4 @@ std::vector<std::byte> scalar_argument(const ContractArg& arg, const SizeMap& si
 // flops or bytes of the contract at these sizes; nullopt when not given.
 std::optional<double> work_count(const std::optional<std::string>& expression, const SizeMap& sizes);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("--parent", parent, "the worker's pid (with --kernel-host)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   // The host makes itself undumpable after its user namespace's maps are written (they need it dumpable).
-  if (kernel_host) return hiera::worker::run_kernel_host(device, parent);
+  if (kernel_host) return hiera::engine::worker::run_kernel_host(device, parent);
   // exec made us dumpable again: a candidate of the same user must not read our memory or attach to us.
   hiera::engine::make_undumpable();
 
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  hiera::worker::WorkerService::Options options;
+  hiera::engine::worker::WorkerService::Options options;
   options.device = device;
   options.cache_dir = cache_dir.empty() ? default_cache_dir() : std::filesystem::path(cache_dir);
   if (!python.empty()) options.python = python;
@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
 
   int code = 0;
   {
-    hiera::worker::WorkerService service(options);
-    code = hiera::worker::serve_jobs(STDIN_FILENO, protocol_out, service);
+    hiera::engine::worker::WorkerService service(options);
+    code = hiera::engine::worker::serve_jobs(STDIN_FILENO, protocol_out, service);
     if (code == 3) {
       // The CUDA context is lost (or a kernel still runs): skip the runtime's
       // teardown, which could wait on it; the kernel driver frees the GPU.

@@ -23,7 +23,7 @@
 #include "engine/worker/output_checks.h"
 #include "protocol/message.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 using protocol::ErrorCode;
@@ -578,7 +578,7 @@ struct SpeedOfLight {
   std::string explanation;
 };
 
-std::optional<SpeedOfLight> speed_of_light(const CudaTask& task, const Ceilings& ceilings) {
+std::optional<SpeedOfLight> speed_of_light(const CudaTask& task, const GpuCeilings& ceilings) {
   const auto flops = work_count(task.contract.flops, task.contract.sizes);
   const auto bytes = work_count(task.contract.bytes, task.contract.sizes);
   if (!flops && !bytes) return std::nullopt;
@@ -589,8 +589,8 @@ std::optional<SpeedOfLight> speed_of_light(const CudaTask& task, const Ceilings&
   double peak_tflops = 0.0;
   std::string peak_name;
   auto consider = [&](const char* name, bool permitted) {
-    auto it = ceilings.gemm_tflops.find(name);
-    if (permitted && it != ceilings.gemm_tflops.end() && it->second > peak_tflops) {
+    auto it = ceilings.peak_tflops.find(name);
+    if (permitted && it != ceilings.peak_tflops.end() && it->second > peak_tflops) {
       peak_tflops = it->second;
       peak_name = name;
     }
@@ -608,9 +608,9 @@ std::optional<SpeedOfLight> speed_of_light(const CudaTask& task, const Ceilings&
     flops_ms = *flops / (peak_tflops * 1e12) * 1e3;
     why << *flops << " flops at " << peak_tflops << " TFLOP/s (" << peak_name << ") = " << flops_ms << " ms";
   }
-  if (bytes && ceilings.copy_gbs > 0.0) {
-    bytes_ms = *bytes / (ceilings.copy_gbs * 1e9) * 1e3;
-    why << (flops_ms > 0.0 ? "; " : "") << *bytes << " bytes at " << ceilings.copy_gbs << " GB/s = " << bytes_ms << " ms";
+  if (bytes && ceilings.bandwidth_gbs > 0.0) {
+    bytes_ms = *bytes / (ceilings.bandwidth_gbs * 1e9) * 1e3;
+    why << (flops_ms > 0.0 ? "; " : "") << *bytes << " bytes at " << ceilings.bandwidth_gbs << " GB/s = " << bytes_ms << " ms";
   }
   if (flops_ms <= 0.0 && bytes_ms <= 0.0) return std::nullopt;
   sol.ms = std::max(flops_ms, bytes_ms);
@@ -622,7 +622,7 @@ std::optional<SpeedOfLight> speed_of_light(const CudaTask& task, const Ceilings&
 }  // namespace
 
 NativeEvaluator::NativeEvaluator(const DeviceInfo& device, const NvrtcCompiler& compiler,
-                                 std::function<std::optional<Ceilings>()> ceilings)
+                                 std::function<std::optional<GpuCeilings>()> ceilings)
     : device_(device), compiler_(compiler), ceilings_(std::move(ceilings)) {}
 
 json NativeEvaluator::evaluate(const json& params) const {
@@ -658,7 +658,7 @@ json NativeEvaluator::evaluate(const json& params) const {
 
   // Measured (or read from the cache) before the trials take device memory.
   evaluation.phases.enter(nullptr);
-  const std::optional<Ceilings> ceilings = ceilings_ ? ceilings_() : std::nullopt;
+  const std::optional<GpuCeilings> ceilings = ceilings_ ? ceilings_() : std::nullopt;
   try {
     evaluation.phases.enter("compile");
     const KernelModule reference(reference_build.cubin, reference_build.lowered_names.at(task.reference.kernel), "reference");
@@ -793,4 +793,4 @@ json NativeEvaluator::profile(const json& params) const {
   }
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

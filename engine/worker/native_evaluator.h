@@ -15,7 +15,7 @@
 #include "engine/worker/device_probe.h"
 #include "engine/worker/nvrtc_compiler.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // Thrown out of profile() when the CUDA context was lost: the worker answers
 // with an error and exits for the engine to restart it.
@@ -28,7 +28,7 @@ class NativeEvaluator {
  public:
   // `ceilings` measures or reads the probe; nullopt when that fails (the
   // speed-of-light rule is then skipped, with a log line).
-  NativeEvaluator(const DeviceInfo& device, const NvrtcCompiler& compiler, std::function<std::optional<Ceilings>()> ceilings);
+  NativeEvaluator(const DeviceInfo& device, const NvrtcCompiler& compiler, std::function<std::optional<GpuCeilings>()> ceilings);
 
   // params {"task", "trials", "timing_trials", "seed", "launch_timeout_ms"} -> Evaluation JSON.
   // A result with "restart": true means the CUDA context was lost.
@@ -40,7 +40,7 @@ class NativeEvaluator {
  private:
   const DeviceInfo& device_;
   const NvrtcCompiler& compiler_;
-  std::function<std::optional<Ceilings>()> ceilings_;
+  std::function<std::optional<GpuCeilings>()> ceilings_;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

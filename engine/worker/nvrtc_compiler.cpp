@@ -7,7 +7,7 @@
 
 #include <nvrtc.h>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -120,4 +120,4 @@ CompileResult NvrtcCompiler::compile(const CompileRequest& request) const {
   return result;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

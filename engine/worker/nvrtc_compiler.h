@@ -10,7 +10,7 @@
 #include "engine/worker/compile_diagnostics.h"
 #include "engine/worker/cubin_cache.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct CompileRequest {
   std::string source;
@@ -55,4 +55,4 @@ class NvrtcCompiler {
   std::optional<CubinCache> cache_;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <sstream>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 std::uint16_t poison_word16(Poison which) { return which == Poison::A ? 0x7fff : 0xffff; }
 unsigned char poison_byte(Poison which) { return which == Poison::A ? 0x7f : 0x80; }
@@ -153,4 +153,4 @@ InputComparison describe_input(ScalarType type, const check::ChangeStats& stats,
   return result;
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -21,7 +21,7 @@
 #include "engine/worker/check_math.h"
 #include "engine/worker/scalar_types.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 enum class Poison { A, B };
 
@@ -90,4 +90,4 @@ InputComparison describe_input(ScalarType type, const check::ChangeStats& stats,
 // A number as the messages print it (shortest round-trip form).
 std::string format_value(double value);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

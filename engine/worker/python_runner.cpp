@@ -17,7 +17,7 @@
 #error "HIERA_INSTALL_PYTHONDIR and HIERA_INSTALL_FINDER name the installed runner and finder (CMakeLists.txt sets them)"
 #endif
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 
@@ -219,4 +219,4 @@ void PythonRunner::stop() {
   stop_runner(std::chrono::seconds(5));
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -16,7 +16,7 @@
 #include "engine/common/child_process.h"
 #include "protocol/framing.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct PythonEnvironment {
   std::string python;      // the interpreter
@@ -77,4 +77,4 @@ class PythonRunner {
   long long next_id_ = 1;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

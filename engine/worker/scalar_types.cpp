@@ -7,7 +7,7 @@
 
 #include "engine/common/kernel_args.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -151,4 +151,4 @@ void store_from_double(ScalarType type, double value, std::byte* element) {
   }
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 enum class ScalarType { Float32, Float16, BFloat16, Float64, Int32, Int64, UInt8 };
 
@@ -27,4 +27,4 @@ double load_as_double(ScalarType type, const std::byte* element);
 // Integers are rounded toward zero and saturated to the type's range.
 void store_from_double(ScalarType type, double value, std::byte* element);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 namespace {
 
@@ -34,4 +34,4 @@ nlohmann::json to_json(const TimingStats& stats) {
           {"p90_ms", stats.p90_ms}, {"trials", stats.trials}};
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

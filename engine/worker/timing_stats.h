@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 struct TimingStats {
   double median_ms = 0.0;
@@ -19,4 +19,4 @@ struct TimingStats {
 TimingStats summarize_timings(std::vector<double> samples_ms);
 nlohmann::json to_json(const TimingStats& stats);
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

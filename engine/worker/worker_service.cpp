@@ -12,7 +12,7 @@
 #include "engine/worker/python_runner.h"
 #include "hiera/version.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 using nlohmann::json;
 using protocol::ErrorCode;
@@ -226,7 +226,7 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
       throw RpcError(ErrorCode::InvalidParams, e.what());
     }
     const DeviceInfo& device = s.require_device();
-    NativeEvaluator evaluator(device, s.compiler, [&s, &device]() -> std::optional<Ceilings> {
+    NativeEvaluator evaluator(device, s.compiler, [&s, &device]() -> std::optional<GpuCeilings> {
       try {
         if (!s.probe) s.probe = probe_device(device, s.options.cache_dir, false);
         return ceilings_from_probe(*s.probe);
@@ -262,4 +262,4 @@ json WorkerService::handle(const std::string& method, const json& raw_params) {
   throw RpcError(ErrorCode::MethodNotFound, "unknown method '" + method + "'");
 }
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

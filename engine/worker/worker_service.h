@@ -12,7 +12,7 @@
 
 #include "protocol/message.h"
 
-namespace hiera::worker {
+namespace hiera::engine::worker {
 
 // An error answer passed through from the Python runner as it came.
 class ForwardedError : public std::runtime_error {
@@ -49,4 +49,4 @@ class WorkerService {
   std::optional<int> exit_code_;
 };
 
-}  // namespace hiera::worker
+}  // namespace hiera::engine::worker

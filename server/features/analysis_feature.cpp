@@ -5,7 +5,7 @@
 #include "engine/facade/hints.h"
 #include "server/features/analysis_symbols.h"
 #include "server/features/annotation_diagnostics.h"
-#include "server/features/cost_estimates.h"
+#include "engine/facade/cost_estimates.h"
 #include "server/features/cost_text.h"
 #include "server/features/document_symbols.h"
 #include "server/features/estimate_target.h"
@@ -120,12 +120,12 @@ std::vector<lsp::CodeLens> AnalysisFeature::code_lenses(const TextDocument& docu
   const auto& a = analysed->analysis;
   std::vector<lsp::CodeLens> out;
   for (const auto& symbol : cost_symbols(a)) {
-    std::optional<CostEstimate> estimate;
+    std::optional<engine::facade::CostEstimate> estimate;
     if (symbol.kind == SymbolKind::Kernel) {
-      if (const auto* kernel = find_kernel(a, symbol.name)) estimate = kernel_estimate(*kernel, roofline);
+      if (const auto* kernel = find_kernel(a, symbol.name)) estimate = engine::facade::kernel_estimate(*kernel, roofline);
     } else {
       for (const auto& module : a.modules) {
-        if (module.name == symbol.name && module.span == symbol.span) estimate = module_estimate(module, roofline);
+        if (module.name == symbol.name && module.span == symbol.span) estimate = engine::facade::module_estimate(module, roofline);
       }
     }
     const auto title = lens_title(measurements_->get(document.uri(), symbol.name), estimate, target);

@@ -11,12 +11,12 @@ namespace plan = engine::plan;
 
 namespace {
 
-std::string bound_text(const CostEstimate& e) {
+std::string bound_text(const engine::facade::CostEstimate& e) {
   return e.launch_bound ? "launch-bound" : e.memory_bound ? "memory-bound" : "compute-bound";
 }
 
 // What the estimate counts besides flops over bytes, in the hover's words.
-std::string estimate_notes(const CostEstimate& e) {
+std::string estimate_notes(const engine::facade::CostEstimate& e) {
   std::string out;
   if (e.op_by_op_seconds) {
     out += " · with " + plan::count_of(static_cast<long long>(e.fused_ops), "elementwise op", "elementwise ops") +
@@ -30,7 +30,7 @@ std::string on_gpu(const std::string& gpu) { return gpu.empty() ? "" : " on " + 
 
 }  // namespace
 
-std::string lens_title(const std::optional<Measurement>& measured, const std::optional<CostEstimate>& estimate,
+std::string lens_title(const std::optional<Measurement>& measured, const std::optional<engine::facade::CostEstimate>& estimate,
                        const EstimateTarget& target) {
   const std::string verified =
       measured && measured->verified_speedup ? "verified " + plan::format_speedup(*measured->verified_speedup) + " faster" : "";
@@ -48,7 +48,7 @@ std::string lens_title(const std::optional<Measurement>& measured, const std::op
   return "not measured yet";
 }
 
-std::string estimate_markdown(const CostEstimate& estimate, const EstimateTarget& target) {
+std::string estimate_markdown(const engine::facade::CostEstimate& estimate, const EstimateTarget& target) {
   std::string work = plan::format_flops(estimate.flops) + ", " + plan::format_bytes(estimate.bytes);
   if (estimate.ops_total > 0) {
     work += " over " + std::to_string(estimate.ops_counted) + " of " + plan::count_of(static_cast<long long>(estimate.ops_total), "op", "ops");
@@ -61,7 +61,7 @@ std::string estimate_markdown(const CostEstimate& estimate, const EstimateTarget
                     plan::format_time_ms(*estimate.seconds * 1e3);
   if (estimate.launch_bound && estimate.speed_of_light_seconds) {
     // The work alone would take less than the launch it needs.
-    out += ", launch-bound (at least " + plan::format_time_ms(engine::analysis::kLaunchFloorUs / 1e3) + " a launch; " +
+    out += ", launch-bound (at least " + plan::format_time_ms(engine::kKernelLaunchUs / 1e3) + " a launch; " +
            plan::format_time_ms(*estimate.speed_of_light_seconds * 1e3) + " at speed of light)";
   } else {
     out += " at speed of light, " + bound_text(estimate);

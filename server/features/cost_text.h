@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "server/features/cost_estimates.h"
+#include "engine/facade/cost_estimates.h"
 #include "server/features/estimate_target.h"
 #include "server/state/measurement_store.h"
 
@@ -14,12 +14,12 @@ namespace hiera::server {
 // only optimized: "verified 1.80× faster"; else an estimate with a roofline
 // time: "est. 2.62 µs on H200 (memory-bound)" ("est. ≥ …" for a lower bound);
 // else "not measured yet".
-std::string lens_title(const std::optional<Measurement>& measured, const std::optional<CostEstimate>& estimate,
+std::string lens_title(const std::optional<Measurement>& measured, const std::optional<engine::facade::CostEstimate>& estimate,
                        const EstimateTarget& target);
 
 // "**Estimate** on H200: 2.62 µs, memory-bound · 2.1 MFLOP, 12.6 MB (shapes from annotations)";
 // without a roofline the work alone and the target's problem.
-std::string estimate_markdown(const CostEstimate& estimate, const EstimateTarget& target);
+std::string estimate_markdown(const engine::facade::CostEstimate& estimate, const EstimateTarget& target);
 
 // The measured line (median, p10–p90, % of speed of light, bottleneck, GPU,
 // when), the per-kernel breakdown table, and the verified speed-up with its

@@ -6,7 +6,7 @@
 
 #include "engine/facade/quantity_text.h"
 #include "server/features/analysis_symbols.h"
-#include "server/features/cost_estimates.h"
+#include "engine/facade/cost_estimates.h"
 #include "server/features/cost_text.h"
 
 namespace hiera::server {
@@ -22,7 +22,7 @@ bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 
 // The cost the lens shows, when there is one to show (a measurement or a
 // roofline time); nullopt rather than "not measured yet".
-std::optional<std::string> cost_detail(const std::optional<Measurement>& measured, const std::optional<CostEstimate>& estimate,
+std::optional<std::string> cost_detail(const std::optional<Measurement>& measured, const std::optional<engine::facade::CostEstimate>& estimate,
                                        const EstimateTarget& target) {
   const bool has_measurement = measured && (measured->median_ms || measured->verified_speedup);
   if (!has_measurement && !(estimate && estimate->seconds)) return std::nullopt;
@@ -124,7 +124,7 @@ class Outline {
       if (f.kind == analysis::CudaFunctionKind::Host) continue;
       lsp::DocumentSymbol symbol{f.name, std::nullopt, lsp::SymbolKind::Function, range(f.span), range(f.name_span), {}};
       if (f.kind == analysis::CudaFunctionKind::Kernel) {
-        symbol.detail = cost_detail(measurements_.get(document_.uri(), f.name), kernel_estimate(f, roofline_), target_);
+        symbol.detail = cost_detail(measurements_.get(document_.uri(), f.name), engine::facade::kernel_estimate(f, roofline_), target_);
       } else {
         symbol.detail = "__device__";
       }
@@ -168,7 +168,7 @@ class Outline {
   std::vector<lsp::DocumentSymbol> python() const {
     std::vector<lsp::DocumentSymbol> out;
     for (const auto& m : a_.modules) {
-      lsp::DocumentSymbol symbol{m.name, cost_detail(measurements_.get(document_.uri(), m.name), module_estimate(m, roofline_), target_),
+      lsp::DocumentSymbol symbol{m.name, cost_detail(measurements_.get(document_.uri(), m.name), engine::facade::module_estimate(m, roofline_), target_),
                                  lsp::SymbolKind::Class, range(m.span), range(m.name_span), {}};
       if (m.forward) {
         const auto& forward = *m.forward;
@@ -180,7 +180,7 @@ class Outline {
                                    lsp::SymbolKind::Method, range(forward), range(name), {}};
         for (const auto& op : m.ops) {
           std::string detail = op.op;
-          if (const auto cost = cost_detail(std::nullopt, op_estimate(op, roofline_), target_)) detail += " · " + *cost;
+          if (const auto cost = cost_detail(std::nullopt, engine::facade::op_estimate(op, roofline_), target_)) detail += " · " + *cost;
           method.children.push_back({op.call, detail, lsp::SymbolKind::Operator, range(op.span), range(op.span), {}});
         }
         symbol.children.push_back(std::move(method));
@@ -204,7 +204,7 @@ class Outline {
                                                                      : "cudaLaunchKernel(" + launch.kernel + ", " + config + ")";
     std::optional<std::string> detail;
     if (const auto* kernel = find_kernel(a_, launch.kernel)) {
-      detail = cost_detail(measurements_.get(document_.uri(), kernel->name), kernel_estimate(*kernel, roofline_), target_);
+      detail = cost_detail(measurements_.get(document_.uri(), kernel->name), engine::facade::kernel_estimate(*kernel, roofline_), target_);
     }
     if (launch.in_loop) detail = detail ? *detail + " · in a loop" : "in a loop";
     return {std::move(name), std::move(detail), lsp::SymbolKind::Event, range(launch.span), range(launch.kernel_span), {}};
@@ -215,7 +215,7 @@ class Outline {
   const MeasurementStore& measurements_;
   const EstimateTarget& target_;
   PositionEncoding encoding_;
-  const analysis::Roofline* roofline_;
+  const engine::GpuCeilings* roofline_;
 };
 
 }  // namespace

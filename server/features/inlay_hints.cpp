@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "engine/facade/quantity_text.h"
-#include "server/features/cost_estimates.h"
+#include "engine/facade/cost_estimates.h"
 #include "server/features/launch_occupancy.h"
 
 namespace hiera::server {
@@ -97,7 +97,7 @@ void forward_hints(Hints& hints, const analysis::Analysis& a, const MeasurementS
       hints.add(hints.line_end(m.forward->begin), "measured " + plan::format_time_ms(*measured->median_ms),
                 m.name + ".forward as profiled: median " + plan::format_time_ms(*measured->median_ms) +
                     (measured->gpu.empty() ? "" : " on " + measured->gpu));
-    } else if (const auto estimate = module_estimate(m, roofline); estimate && estimate->seconds) {
+    } else if (const auto estimate = engine::facade::module_estimate(m, roofline); estimate && estimate->seconds) {
       hints.add(hints.line_end(m.forward->begin),
                 std::string("≈ ") + (estimate->lower_bound ? "≥ " : "") + plan::format_time_ms(*estimate->seconds * 1e3),
                 m.name + ".forward estimated on " + target.label + " (speed of light, at least one launch a pass), " +
@@ -120,7 +120,7 @@ void forward_hints(Hints& hints, const analysis::Analysis& a, const MeasurementS
     };
     std::map<std::int64_t, Line> lines;
     for (const auto& op : m.ops) {
-      const auto estimate = op_estimate(op, roofline);
+      const auto estimate = engine::facade::op_estimate(op, roofline);
       const auto end = hints.line_end(op.span.end);
       auto& line = lines[end.line];
       line.end = op.span.end;

@@ -2,7 +2,7 @@
 
 #include "engine/facade/quantity_text.h"
 #include "server/features/analysis_symbols.h"
-#include "server/features/cost_estimates.h"
+#include "engine/facade/cost_estimates.h"
 #include "server/features/cost_text.h"
 
 namespace hiera::server {
@@ -19,7 +19,7 @@ std::string shape_text(const analysis::Shape& shape) {
 }
 
 // The estimate and measurement sections of a kernel or module.
-std::string cost_sections(const std::optional<CostEstimate>& estimate, const std::string& no_estimate,
+std::string cost_sections(const std::optional<engine::facade::CostEstimate>& estimate, const std::string& no_estimate,
                           const std::optional<Measurement>& measured, const std::string& profile_title,
                           const EstimateTarget& target) {
   std::string out = estimate ? estimate_markdown(*estimate, target) : no_estimate;
@@ -35,7 +35,7 @@ std::string cost_sections(const std::optional<CostEstimate>& estimate, const std
 std::string kernel_sections(const analysis::CudaFunction& kernel, const std::string& uri,
                             const MeasurementStore& measurements, const EstimateTarget& target) {
   const auto* roofline = target.roofline ? &*target.roofline : nullptr;
-  return cost_sections(kernel_estimate(kernel, roofline),
+  return cost_sections(engine::facade::kernel_estimate(kernel, roofline),
                        "No estimate: the kernel's work is unknown (state it with `// hiera: flops=… bytes=…` and "
                        "`// hiera: size …`).",
                        measurements.get(uri, kernel.name), "Profile kernel " + kernel.name, target);
@@ -70,7 +70,7 @@ std::optional<lsp::Hover> symbol_hover(const TextDocument& document, const analy
     if (op.shape) text += "result " + shape_text(*op.shape) + (op.dtype.empty() ? "" : " " + op.dtype);
     if (op.in_loop) text += std::string(op.shape ? " · " : "") + "in a loop: the work is per iteration";
     if (op.shape || op.in_loop) text += "\n\n";
-    const auto estimate = op_estimate(op, roofline);
+    const auto estimate = engine::facade::op_estimate(op, roofline);
     text += estimate ? estimate_markdown(*estimate, target)
                      : "No estimate: the shapes of its inputs are unknown (KernelBench's `get_inputs` gives them).";
     text += "\n";
@@ -82,7 +82,7 @@ std::optional<lsp::Hover> symbol_hover(const TextDocument& document, const analy
     text = "### nn.Module `" + module.name + "`\n\n" +
            engine::plan::count_of(static_cast<long long>(module.layers.size()), "layer", "layers") + " · " +
            engine::plan::count_of(static_cast<long long>(module.ops.size()), "op", "ops") + " in forward\n\n";
-    text += cost_sections(module_estimate(module, roofline),
+    text += cost_sections(engine::facade::module_estimate(module, roofline),
                           "No estimate: the shapes of forward's inputs are unknown (KernelBench's `get_inputs` gives them).",
                           measurements.get(uri, module.name), "Profile " + module.name + ".forward", target);
   }

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "engine/common/cancellation.h"
-#include "engine/common/progress.h"
 
 namespace hiera::server {
 
@@ -49,8 +48,14 @@ struct JobResult {
   JobState state = JobState::Done;
 };
 
-class JobContext : public engine::ProgressSink {
+// What a job's work sees: its progress goes to the client's $/progress (the
+// engine's own reports are OptimizeProgress; a feature turns them into these
+// lines), and its cancellation.
+class JobContext {
  public:
+  virtual ~JobContext() = default;
+  // percentage in [0, 100] when known.
+  virtual void report(const std::string& message, std::optional<int> percentage) = 0;
   virtual const engine::CancellationToken& cancellation() const = 0;
   bool cancelled() const { return cancellation().cancelled(); }
 };

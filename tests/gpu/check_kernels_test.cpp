@@ -25,7 +25,7 @@
 
 namespace {
 
-using namespace hiera::worker;
+using namespace hiera::engine::worker;
 
 constexpr ScalarType kAllTypes[] = {ScalarType::Float32, ScalarType::Float16, ScalarType::BFloat16, ScalarType::Float64,
                                     ScalarType::Int32,   ScalarType::Int64,   ScalarType::UInt8};

@@ -26,7 +26,7 @@ namespace {
 
 using hiera::testing::run_process;
 using nlohmann::json;
-namespace worker = hiera::worker;
+namespace worker = hiera::engine::worker;
 
 // Runs a worker over `evaluate` requests and returns its replies (shutdown's last).
 std::vector<json> evaluate_all(const std::vector<json>& params, std::string* log) {

@@ -1,6 +1,6 @@
 #include "engine/propose/llm/chat.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 std::string_view to_string(ChatErrorKind kind) {
   switch (kind) {
@@ -15,4 +15,4 @@ std::string_view to_string(ChatErrorKind kind) {
   return "unknown";
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <variant>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 struct ChatRequest {
   std::string system;             // omitted from the wire when empty
@@ -70,4 +70,4 @@ class ChatResult {
   std::variant<ChatReply, ChatError> value_;
 };
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

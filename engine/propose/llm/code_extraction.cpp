@@ -6,7 +6,7 @@
 #include <regex>
 #include <vector>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 struct Fence {
@@ -144,4 +144,4 @@ ExtractionResult extract_code(std::string_view reply, std::string_view finish, L
   return ExtractionResult{chosen->code, std::nullopt};
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 enum class Language {
   Python,  // a KernelBench module: must define `class ModelNew`
@@ -45,4 +45,4 @@ struct ExtractionResult {
 ExtractionResult extract_code(std::string_view reply, std::string_view finish, Language language,
                               std::size_t max_bytes = 200000);
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

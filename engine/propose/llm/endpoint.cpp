@@ -5,7 +5,7 @@
 #include <limits>
 #include <regex>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using nlohmann::json;
@@ -145,4 +145,4 @@ LlmEndpoint parse_endpoint(const json& config) {
   return endpoint;
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 enum class Provider {
   OpenAI,     // POST {base_url}/v1/chat/completions: OpenAI, vLLM, llama.cpp, Ollama, SGLang
@@ -53,4 +53,4 @@ LlmEndpoint parse_endpoint(const nlohmann::json& config);
 // Throws EndpointError when a field is out of range; parse_endpoint calls it.
 void validate(const LlmEndpoint& endpoint);
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

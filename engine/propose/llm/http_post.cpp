@@ -8,7 +8,7 @@
 
 #include <curl/curl.h>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 struct Transfer {
@@ -134,4 +134,4 @@ HttpReply http_post(const HttpPost& request, const CancellationToken& cancel) {
   return reply;
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

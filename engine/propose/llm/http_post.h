@@ -10,7 +10,7 @@
 
 #include "engine/common/cancellation.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 struct HttpPost {
   std::string url;
@@ -40,4 +40,4 @@ struct HttpReply {
 // once a second while the transfer waits, so a cancellation ends it within that.
 HttpReply http_post(const HttpPost& request, const CancellationToken& cancel);
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -10,7 +10,7 @@
 #include "engine/propose/llm/safe_text.h"
 #include "engine/propose/llm/wire_format.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using namespace std::chrono_literals;
@@ -210,4 +210,4 @@ ChatResult LlmClient::complete(const ChatRequest& request, const CancellationTok
   }
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -17,7 +17,7 @@
 #include "engine/propose/llm/endpoint.h"
 #include "engine/propose/llm/response_cache.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 struct LlmClientOptions {
   // Waits before a retry; should return early once the token is cancelled.
@@ -61,4 +61,4 @@ class LlmClient {
   std::mt19937_64 random_;
 };
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -10,7 +10,7 @@
 #include "engine/common/sha256.h"
 #include "engine/propose/llm/wire_format.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using nlohmann::json;
@@ -103,4 +103,4 @@ void ResponseCache::store(const std::string& key, const json& request, const Cac
   }
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -13,7 +13,7 @@
 #include "engine/propose/llm/chat.h"
 #include "engine/propose/llm/endpoint.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 // Everything that decides the reply, with the request's defaults filled in:
 // provider, base_url (normalized: "/v1" and "/" trimmed), model, system, user,
@@ -49,4 +49,4 @@ class ResponseCache {
   LogSink log_;
 };
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

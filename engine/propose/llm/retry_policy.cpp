@@ -7,7 +7,7 @@
 
 #include <curl/curl.h>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 std::string_view trim(std::string_view value) {
@@ -60,4 +60,4 @@ std::chrono::milliseconds backoff_delay(int retry, std::optional<std::chrono::mi
   return std::chrono::milliseconds(static_cast<std::int64_t>(stretched));
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 // 429 (rate limited) and every 5xx (including Anthropic's 529 "overloaded").
 bool is_retryable_status(long status);
@@ -27,4 +27,4 @@ inline constexpr std::chrono::milliseconds kInitialBackoff{500};
 std::chrono::milliseconds backoff_delay(int retry, std::optional<std::chrono::milliseconds> server_wait,
                                        std::chrono::milliseconds max_backoff, double jitter);
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -1,6 +1,6 @@
 #include "engine/propose/llm/safe_text.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 std::string redact(std::string_view text, std::string_view secret) {
   if (secret.empty()) return std::string(text);
@@ -24,4 +24,4 @@ std::string excerpt(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 inline constexpr std::string_view kRedacted = "[redacted]";
 
@@ -16,4 +16,4 @@ std::string redact(std::string_view text, std::string_view secret);
 // appended when something was cut.
 std::string excerpt(std::string_view text, std::size_t max_bytes = 200);
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

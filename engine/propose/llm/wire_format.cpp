@@ -1,6 +1,6 @@
 #include "engine/propose/llm/wire_format.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using nlohmann::json;
@@ -130,4 +130,4 @@ std::string provider_error_message(std::string_view body) {
   return "";
 }
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

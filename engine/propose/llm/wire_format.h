@@ -12,7 +12,7 @@
 #include "engine/propose/llm/chat.h"
 #include "engine/propose/llm/endpoint.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 
 // base_url without a trailing "/" or "/v1": "http://h:8000/v1/" -> "http://h:8000".
 std::string normalized_base_url(std::string_view base_url);
@@ -50,4 +50,4 @@ WireReply parse_reply(Provider provider, std::string_view body);
 // for both providers, or {"error": "..."}), or empty when there is none.
 std::string provider_error_message(std::string_view body);
 
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

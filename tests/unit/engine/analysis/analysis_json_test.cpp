@@ -49,7 +49,7 @@ TEST(AnalysisJsonTest, RooflineTimesForKnownWork) {
       "        return torch.relu(x).view(-1)\n"
       "def get_inputs():\n"
       "    return [torch.randn(1000, 1000), (2, 3)]\n";
-  const Roofline gpu{"test", 1000.0, {{"float32", 10.0}}};
+  const GpuCeilings gpu{1000.0, {{"float32", 10.0}}, 0.0, "test"};
   const json j = to_json(analyze(text, Language::Python), text, &gpu);
   EXPECT_EQ(j["gpu"], "test");
   const json& relu = j["modules"][0]["ops"][0];

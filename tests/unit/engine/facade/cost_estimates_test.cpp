@@ -8,7 +8,7 @@ namespace hiera::engine::facade {
 namespace {
 
 // 1 TB/s and 100 TFLOP/s: a byte costs 1 ps, a flop 0.01 ps.
-const analysis::Roofline kGpu{"test", 1000.0, {{"float32", 100.0}}};
+const engine::GpuCeilings kGpu{1000.0, {{"float32", 100.0}}, 0.0, "test"};
 
 analysis::ForwardOp op(double flops, double bytes, bool in_loop = false) {
   analysis::ForwardOp o;
@@ -88,8 +88,8 @@ TEST(CostEstimates, ElementwiseOpsThatAloneReadTheirProducerRunInItsPass) {
 }
 
 TEST(CostEstimates, TheLaunchFloorHoldsEachPassAndSaysSo) {
-  analysis::Roofline gpu = kGpu;
-  gpu.launch_floor_us = 3.0;
+  engine::GpuCeilings gpu = kGpu;
+  gpu.launch_overhead_us = 3.0;
   analysis::TorchModule module;
   module.ops = {forward_op("relu", 1e3, 8e3, 1000, {}), forward_op("mul", 1e3, 8e3, 1000, {0}),
                 forward_op("sum", 1e3, 4e3, 1, {1})};
@@ -104,7 +104,7 @@ TEST(CostEstimates, TheLaunchFloorHoldsEachPassAndSaysSo) {
 }
 
 TEST(CostEstimates, TensorFloat32IsNamedWhenAnOpIsHeldAgainstItsPeak) {
-  const analysis::Roofline gpu{"test", 1000.0, {{"float32", 10.0}, {"tf32", 80.0}}};
+  const engine::GpuCeilings gpu{1000.0, {{"float32", 10.0}, {"tf32", 80.0}}, 0.0, "test"};
   EXPECT_TRUE(work_estimate({8e12, 1e6, "tf32", "get_inputs"}, &gpu)->tensor_float32);
   EXPECT_DOUBLE_EQ(*work_estimate({8e12, 1e6, "tf32", "get_inputs"}, &gpu)->seconds, 0.1);
   EXPECT_FALSE(work_estimate({8e12, 1e6, "float32", "get_inputs"}, &gpu)->tensor_float32);
@@ -115,10 +115,10 @@ TEST(CostEstimates, TheEstimateRooflineCarriesTheLaunchFloor) {
   spec.id = "h200";
   spec.memory_bandwidth_gbs = 4800;
   spec.peak_tflops = {{"float32", 67.0}};
-  const analysis::Roofline r = estimate_roofline(spec);
-  EXPECT_EQ(r.gpu, "h200");
+  const engine::GpuCeilings r = estimate_roofline(spec);
+  EXPECT_EQ(r.source, "h200");
   EXPECT_EQ(r.bandwidth_gbs, 4800);
-  EXPECT_EQ(r.launch_floor_us, analysis::kLaunchFloorUs);
+  EXPECT_EQ(r.launch_overhead_us, engine::kKernelLaunchUs);
 }
 
 }  // namespace

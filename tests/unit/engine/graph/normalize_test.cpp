@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/unit/engine/propose/knowledge/graph_fixtures.h"
+#include "tests/unit/engine/propose/recipes/graph_fixtures.h"
 
 namespace {
 

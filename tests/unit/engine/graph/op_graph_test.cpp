@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/graph/op_graph.h"
-#include "tests/unit/engine/propose/knowledge/graph_fixtures.h"
+#include "tests/unit/engine/propose/recipes/graph_fixtures.h"
 #include "thrown_message.h"
 
 namespace {

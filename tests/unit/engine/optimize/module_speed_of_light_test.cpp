@@ -29,15 +29,15 @@ graph::OpGraph linear_relu() {
 }
 
 TEST(ModuleSpeedOfLight, TheSlowerOfBytesOverBandwidthAndFlopsOverPeak) {
-  plan::Ceilings memory_bound;
+  GpuCeilings memory_bound;
   memory_bound.bandwidth_gbs = 1.0;  // 1 GB/s: the bytes dominate
-  memory_bound.tflops["float32"] = 50.0;
+  memory_bound.peak_tflops["float32"] = 50.0;
   const double bytes = 4.0 * (1024 * 1024 + 512 * 1024 + 512 + 1024 * 512);
   EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(linear_relu(), memory_bound), bytes / 1e9 * 1e3);
 
-  plan::Ceilings compute_bound;
+  GpuCeilings compute_bound;
   compute_bound.bandwidth_gbs = 4000.0;
-  compute_bound.tflops["float32"] = 0.001;  // 1 GFLOP/s: the flops dominate
+  compute_bound.peak_tflops["float32"] = 0.001;  // 1 GFLOP/s: the flops dominate
   EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(linear_relu(), compute_bound),
                    (2.0 * 1024 * 1024 * 512 + 1024.0 * 512) / 1e9 * 1e3);
 }
@@ -61,22 +61,22 @@ graph::OpGraph conv_relu() {
 // cuDNN runs a float32 convolution in TF32 by default: its flops count at TF32's peak, the others at float32's.
 // (On the H200 the float32 peak put fusion/02's bound at 1.84x its measured eager time.)
 TEST(ModuleSpeedOfLight, Float32ConvolutionsCountAtTheTf32Peak) {
-  plan::Ceilings c;
+  GpuCeilings c;
   c.bandwidth_gbs = 1e9;  // bytes negligible
-  c.tflops["float32"] = 0.001;
-  c.tflops["tf32"] = 0.008;
+  c.peak_tflops["float32"] = 0.001;
+  c.peak_tflops["tf32"] = 0.008;
   const double conv_flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9, relu_flops = 8.0 * 64 * 56 * 56;
   EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(conv_relu(), c), conv_flops / 8e9 * 1e3 + relu_flops / 1e9 * 1e3);
   // Without a TF32 ceiling (a GPU without tensor cores) they stay at float32's.
-  c.tflops.erase("tf32");
+  c.peak_tflops.erase("tf32");
   EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(conv_relu(), c), (conv_flops + relu_flops) / 1e9 * 1e3);
   // A linear layer's float32 matmul is not a convolution: TF32 is off for matmuls by default.
-  c.tflops["tf32"] = 0.008;
+  c.peak_tflops["tf32"] = 0.008;
   EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(linear_relu(), c), (2.0 * 1024 * 1024 * 512 + 1024.0 * 512) / 1e9 * 1e3);
 }
 
 TEST(ModuleSpeedOfLight, NoneWithoutCeilings) {
-  EXPECT_FALSE(module_speed_of_light_ms(linear_relu(), plan::Ceilings{}).has_value());
+  EXPECT_FALSE(module_speed_of_light_ms(linear_relu(), GpuCeilings{}).has_value());
 }
 
 }  // namespace

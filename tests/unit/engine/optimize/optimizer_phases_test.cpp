@@ -14,7 +14,7 @@
 #include "engine/optimize/round.h"
 #include "engine/optimize/run_context.h"
 #include "engine/optimize/run_plan.h"
-#include "engine/propose/knowledge/knowledge_proposer.h"
+#include "engine/propose/recipes/recipe_proposer.h"
 #include "engine/propose/prompt_builder.h"
 #include "temp_directory.h"
 #include "annotated_kernel.h"
@@ -222,9 +222,9 @@ TEST_F(OptimizerPhases, MakeRunPlanLeadsWithGraphStepsOnlyForAGraphProposer) {
 }
 
 TEST(OptimizerPhaseParts, TheKnowledgeProposerProposesForTheGraphAndOthersDoNot) {
-  const propose::knowledge_proposer::KnowledgeProposer knowledge_proposer(
-      propose::knowledge_proposer::KnowledgeProposer::KernelRewrites{});
-  EXPECT_TRUE(knowledge_proposer.proposes_for_graph());
+  const propose::recipes::RecipeProposer recipe_proposer(
+      propose::recipes::RecipeProposer::KernelRewrites{});
+  EXPECT_TRUE(recipe_proposer.proposes_for_graph());
   EXPECT_FALSE(ScriptedProposer("knowledge").proposes_for_graph());  // the name is no capability
 }
 

@@ -67,7 +67,7 @@ TEST(EngineOptimizerSetup, AnEndpointGivenWholeAddsTheLlmProposerWithItsCacheInT
   args.worker_count = 1;
   args.no_knowledge = true;
   args.runs_dir = "/tmp/runs";
-  args.endpoint = llm::parse_endpoint({{"name", "settings"}, {"provider", "openai"}, {"base_url", "http://127.0.0.1:1"}, {"model", "m"}});
+  args.endpoint = propose::llm::parse_endpoint({{"name", "settings"}, {"provider", "openai"}, {"base_url", "http://127.0.0.1:1"}, {"model", "m"}});
   const auto setup = make_optimizer_setup(args, json::object(), kExe, "test", "unused");
   ASSERT_EQ(setup.proposers.size(), 1u);
   EXPECT_EQ(setup.proposers[0]->name().rfind("llm", 0), 0u) << setup.proposers[0]->name();
@@ -177,7 +177,7 @@ TEST(EngineOptimizerSetup, TheWorkerPoolKnowsEveryConfiguredSecret) {
   args.no_knowledge = true;
   args.llm = "none";
   args.runs_dir = "/tmp/runs";
-  args.endpoint = llm::parse_endpoint({{"name", "settings"}, {"provider", "openai"}, {"base_url", "http://127.0.0.1:1"},
+  args.endpoint = propose::llm::parse_endpoint({{"name", "settings"}, {"provider", "openai"}, {"base_url", "http://127.0.0.1:1"},
                                        {"model", "m"}, {"api_key_env", "HIERA_SETUP_TEST_KEY_C"}});
   const auto setup = make_optimizer_setup(args, config, kExe, "test", "unused");
   ::unsetenv("HIERA_SETUP_TEST_KEY_A");

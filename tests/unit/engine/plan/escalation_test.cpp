@@ -160,9 +160,9 @@ TEST(EscalationTest, TheLaunchBoundMlpSequence) {
 }
 
 TEST(EscalationTest, MovingToTheNextRegion) {
-  Ceilings ceilings;
+  GpuCeilings ceilings;
   ceilings.bandwidth_gbs = 1000.0;
-  ceilings.tflops = {{"float32", 50.0}};
+  ceilings.peak_tflops = {{"float32", 50.0}};
   ceilings.source = "test";
   auto region = [](std::string name, std::string pattern, double measured_ms, double bytes) {
     Region r;

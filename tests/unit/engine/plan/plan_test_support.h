@@ -33,7 +33,7 @@ inline nlohmann::json load_fixture(const std::string& name) {
   return nlohmann::json::parse(text.str());
 }
 
-inline Ceilings probe_ceilings(const nlohmann::json& fixture) {
+inline GpuCeilings probe_ceilings(const nlohmann::json& fixture) {
   const nlohmann::json probe = fixture.at("probe");
   return ceilings_from_probe(probe.at("measured").at("copy_gbs").get<double>(),
                              probe.at("measured").at("gemm_tflops").get<std::map<std::string, double>>(),

@@ -274,9 +274,9 @@ Region synthetic(std::string name, std::string pattern, double measured_ms, doub
 }
 
 TEST(PlannerTest, RegionsAreOrderedByHeadroomTimesLikelihoodAndBudgetFollowsHeadroom) {
-  Ceilings ceilings;
+  GpuCeilings ceilings;
   ceilings.bandwidth_gbs = 1000.0;
-  ceilings.tflops = {{"float32", 50.0}};
+  ceilings.peak_tflops = {{"float32", 50.0}};
   ceilings.source = "test";
   PlanContext context;
   context.dtype = "float32";

@@ -12,7 +12,7 @@ using nlohmann::json;
 using testing::fixture_regions;
 using testing::load_fixture;
 
-Ceilings h200() { return ceilings_from_probe(4207.188474203219, {{"float32", 51.03}}, "NVIDIA H200"); }
+GpuCeilings h200() { return ceilings_from_probe(4207.188474203219, {{"float32", 51.03}}, "NVIDIA H200"); }
 
 ProfiledKernel kernel(std::string name, std::int64_t calls, std::int64_t total_ns) {
   ProfiledKernel k;

@@ -14,10 +14,10 @@ using testing::load_fixture;
 using testing::probe_ceilings;
 
 // Round numbers, so the expected times are easy to check by hand.
-Ceilings round_ceilings() {
-  Ceilings ceilings;
+GpuCeilings round_ceilings() {
+  GpuCeilings ceilings;
   ceilings.bandwidth_gbs = 1000.0;
-  ceilings.tflops = {{"float32", 50.0}, {"tf32", 400.0}, {"float16", 800.0}};
+  ceilings.peak_tflops = {{"float32", 50.0}, {"tf32", 400.0}, {"float16", 800.0}};
   ceilings.source = "test";
   return ceilings;
 }
@@ -51,21 +51,21 @@ knowledge::GpuSpec h200_spec() {
 }
 
 TEST(CeilingsTest, FromTheProbeKeepPositiveRatesAndNameTheDevice) {
-  const Ceilings ceilings =
+  const GpuCeilings ceilings =
       ceilings_from_probe(4207.188, {{"float32", 51.03}, {"tf32", 416.8}, {"float16", 0.0}}, "NVIDIA H200");
   EXPECT_EQ(ceilings.source, "probe of NVIDIA H200");
   EXPECT_DOUBLE_EQ(ceilings.bandwidth_gbs, 4207.188);
-  EXPECT_EQ(ceilings.tflops, (std::map<std::string, double>{{"float32", 51.03}, {"tf32", 416.8}}));
+  EXPECT_EQ(ceilings.peak_tflops, (std::map<std::string, double>{{"float32", 51.03}, {"tf32", 416.8}}));
   EXPECT_DOUBLE_EQ(ceilings.launch_overhead_us, 3.0);
   EXPECT_EQ(describe(ceilings), "probe of NVIDIA H200: 4207 GB/s; float32 51.0, tf32 416.8 TFLOP/s; 3.00 µs per launch");
   EXPECT_THROW(ceilings_from_probe(0.0, {}, "NVIDIA H200"), std::invalid_argument);
 }
 
 TEST(CeilingsTest, FromADatasheetWhenThereIsNoProbe) {
-  const Ceilings ceilings = ceilings_from_spec(h200_spec());
+  const GpuCeilings ceilings = ceilings_from_spec(h200_spec());
   EXPECT_EQ(ceilings.source, "knowledge: h200 datasheet");
   EXPECT_DOUBLE_EQ(ceilings.bandwidth_gbs, 4800.0);
-  EXPECT_EQ(ceilings.tflops.size(), 6u);
+  EXPECT_EQ(ceilings.peak_tflops.size(), 6u);
   EXPECT_EQ(describe(ceilings),
             "knowledge: h200 datasheet: 4800 GB/s; bfloat16 989.4, float16 989.4, float32 67.0, float64 67.0, "
             "int8 1978.9, tf32 494.7 TFLOP/s; 3.00 µs per launch");
@@ -75,7 +75,7 @@ TEST(CeilingsTest, FromADatasheetWhenThereIsNoProbe) {
 }
 
 TEST(RooflineTest, MemoryBound) {
-  Ceilings ceilings = round_ceilings();
+  GpuCeilings ceilings = round_ceilings();
   ceilings.bandwidth_gbs = 4207.0;
   const RooflinePoint point = place(region(0.0062, 0.0, 8e6, 1), ceilings);
   EXPECT_EQ(point.bottleneck, Bottleneck::Memory);
@@ -114,8 +114,8 @@ TEST(RooflineTest, ADtypeWithoutACeilingFallsBackToFloat32AndSaysSo) {
   EXPECT_EQ(place(region(0.1, 1e9, 1e6, 1, "float64"), round_ceilings()).reason,
             "compute-bound: 1.00 GFLOP at 50.0 TFLOP/s (float32: no float64 ceiling) is 20.0 µs; measured 100 µs "
             "(20% of speed of light)");
-  Ceilings no_compute = round_ceilings();
-  no_compute.tflops.clear();
+  GpuCeilings no_compute = round_ceilings();
+  no_compute.peak_tflops.clear();
   const RooflinePoint point = place(region(0.1, 1e9, 1e7, 1), no_compute);
   EXPECT_EQ(point.bottleneck, Bottleneck::Memory);
   EXPECT_EQ(point.compute_dtype, "");

@@ -28,15 +28,15 @@ knowledge::KnowledgeBase knowledge_with_prompt() {
   return kb;
 }
 
-std::shared_ptr<llm::LlmClient> client_for(const std::string& base_url) {
-  llm::LlmEndpoint endpoint;
+std::shared_ptr<propose::llm::LlmClient> client_for(const std::string& base_url) {
+  propose::llm::LlmEndpoint endpoint;
   endpoint.name = "test";
   endpoint.base_url = base_url;
   endpoint.model = "m";
   endpoint.max_retries = 0;
-  llm::LlmClientOptions options;
+  propose::llm::LlmClientOptions options;
   options.log = [](std::string_view) {};
-  return std::make_shared<llm::LlmClient>(endpoint, options);
+  return std::make_shared<propose::llm::LlmClient>(endpoint, options);
 }
 
 TEST(LlmProposer, TurnsRepliesIntoCandidatesAndRejections) {

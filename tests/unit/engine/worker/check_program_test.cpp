@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace hiera::worker;
+using namespace hiera::engine::worker;
 
 std::string read_source(const std::string& path) {
   std::ifstream in(std::filesystem::path(HIERA_SOURCE_DIR) / path, std::ios::binary);

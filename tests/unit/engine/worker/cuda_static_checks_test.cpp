@@ -8,9 +8,9 @@
 
 namespace {
 
-using hiera::worker::check_cuda_source;
-using hiera::worker::StaticCheckOptions;
-using hiera::worker::strip_comments;
+using hiera::engine::worker::check_cuda_source;
+using hiera::engine::worker::StaticCheckOptions;
+using hiera::engine::worker::strip_comments;
 
 const char* kCleanKernel = R"(
 #include <cstdint>

@@ -13,7 +13,7 @@
 
 namespace {
 
-using namespace hiera::worker;
+using namespace hiera::engine::worker;
 using nlohmann::json;
 
 bool starts_with(const std::string& text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }

@@ -16,7 +16,7 @@
 
 namespace {
 
-using namespace hiera::worker::kernel_host;
+using namespace hiera::engine::worker::kernel_host;
 using hiera::testing::thrown_message;
 using nlohmann::json;
 

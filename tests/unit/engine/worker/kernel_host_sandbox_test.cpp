@@ -26,7 +26,7 @@
 
 namespace {
 
-namespace kh = hiera::worker::kernel_host;
+namespace kh = hiera::engine::worker::kernel_host;
 
 TEST(KernelHostSandbox, TheListIsOneNameALineWithoutCommentsOrBlanks) {
   EXPECT_EQ(kh::denied_syscall_names("# why\nmount\n\n  umount2 \t\r\n# more\nptrace"),

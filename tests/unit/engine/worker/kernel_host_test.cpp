@@ -23,7 +23,7 @@
 
 namespace {
 
-using namespace hiera::worker;
+using namespace hiera::engine::worker;
 using hiera::testing::thrown_message;
 
 class KernelHostTest : public ::testing::Test {
@@ -91,7 +91,7 @@ TEST_F(KernelHostTest, TheRealHostSaysReadyWithItsProtections) {
   EXPECT_EQ(ready.protections.at("dies_with_parent"), "in force");
   // scripts/setup installs libseccomp's header, and libseccomp.so.2 comes with Debian's apt.
   EXPECT_EQ(ready.protections.at("syscall_filter"),
-            std::to_string(hiera::worker::kernel_host::denied_syscalls().size()) +
+            std::to_string(hiera::engine::worker::kernel_host::denied_syscalls().size()) +
                 " system calls denied (mounts, namespaces, ptrace, the clock, the kernel's modules and keyrings, io_uring)");
   if (::getuid() == 0) {
     EXPECT_EQ(ready.protections.at("unprivileged_user").rfind("runs as nobody (uid ", 0), 0u);

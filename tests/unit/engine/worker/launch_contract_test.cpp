@@ -13,7 +13,7 @@
 
 namespace {
 
-using namespace hiera::worker;
+using namespace hiera::engine::worker;
 using nlohmann::json;
 
 json saxpy_contract() {

@@ -16,7 +16,7 @@
 
 namespace {
 
-using namespace hiera::worker;
+using namespace hiera::engine::worker;
 
 template <typename T>
 std::vector<std::byte> bytes_of(const std::vector<T>& values) {

@@ -7,13 +7,13 @@ namespace {
 
 EstimateTarget h200() {
   EstimateTarget target;
-  target.roofline = engine::analysis::Roofline{"h200", 4800, {{"float32", 67.0}}};
+  target.roofline = engine::GpuCeilings{4800, {{"float32", 67.0}}, 0.0, "h200"};
   target.label = "H200";
   return target;
 }
 
-CostEstimate memory_estimate() {
-  CostEstimate e;
+engine::facade::CostEstimate memory_estimate() {
+  engine::facade::CostEstimate e;
   e.flops = 1e6;
   e.bytes = 8e6;
   e.source = "get_inputs";

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 constexpr const char* kModule = "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n";
@@ -180,4 +180,4 @@ TEST(LlmCodeExtractionTest, ReasonNames) {
 }
 
 }  // namespace
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

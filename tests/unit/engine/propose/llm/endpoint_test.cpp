@@ -5,7 +5,7 @@
 
 #include "thrown_message.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using nlohmann::json;
@@ -172,4 +172,4 @@ TEST(LlmEndpointTest, ValidateChecksAnEndpointBuiltInCode) {
 }
 
 }  // namespace
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -16,7 +16,7 @@
 #include "http_test_server.h"
 #include "temp_directory.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using namespace std::chrono_literals;
@@ -571,4 +571,4 @@ TEST(LlmChatTest, ErrorKindNames) {
 }
 
 }  // namespace
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -11,7 +11,7 @@
 #include "engine/common/sha256.h"
 #include "temp_directory.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using nlohmann::json;
@@ -135,4 +135,4 @@ TEST(LlmResponseCacheTest, AFailedStoreIsLoggedNotThrown) {
 }
 
 }  // namespace
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using namespace std::chrono_literals;
@@ -57,4 +57,4 @@ TEST(LlmRetryPolicyTest, ServerWaitIsUsedExactlyButCapped) {
 }
 
 }  // namespace
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 TEST(LlmSafeTextTest, RedactsEveryOccurrence) {
@@ -21,4 +21,4 @@ TEST(LlmSafeTextTest, ExcerptCutsAtCharacterBoundaries) {
 }
 
 }  // namespace
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -6,7 +6,7 @@
 
 #include "thrown_message.h"
 
-namespace hiera::engine::llm {
+namespace hiera::engine::propose::llm {
 namespace {
 
 using nlohmann::json;
@@ -121,4 +121,4 @@ TEST(LlmWireFormatTest, ProviderErrorMessage) {
 }
 
 }  // namespace
-}  // namespace hiera::engine::llm
+}  // namespace hiera::engine::propose::llm

@@ -1,0 +1,33 @@
+#pragma once
+// The graph partitioned into maximal groups of elementwise nodes that one
+// kernel can compute: every member except the group's root is used only by
+// other members, so its value never has to reach memory. Chains and DAGs
+// alike (x * sigmoid(x) is one group); a node used outside (or by the output)
+// ends its group as the root.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/graph/op_graph.h"
+
+namespace hiera::engine::propose::recipes::kernels {
+
+struct ElementwiseGroup {
+  std::string root;               // the member whose value leaves the group
+  std::set<std::string> members;  // root included
+  int computing_ops = 0;          // members that compute (identity, dropout in eval, same-dtype casts do not)
+};
+
+// True when `node` is an elementwise op the expression builder computes
+// exactly, with a float (or bool) tensor result.
+bool is_fusable_elementwise(const graph::OpGraph& graph, const graph::Node& node);
+
+// Maximal groups over the nodes not in `excluded`, in graph order of their roots.
+std::vector<ElementwiseGroup> elementwise_groups(const graph::OpGraph& graph, const std::set<std::string>& excluded);
+
+// The group whose root is `root`, if any.
+const ElementwiseGroup* group_with_root(const std::vector<ElementwiseGroup>& groups, const std::string& root);
+// The group that has `member`, if any.
+const ElementwiseGroup* group_with_member(const std::vector<ElementwiseGroup>& groups, const std::string& member);
+
+}  // namespace hiera::engine::propose::recipes::kernels

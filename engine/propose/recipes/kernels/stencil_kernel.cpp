@@ -1,0 +1,289 @@
+#include "engine/propose/recipes/kernels/stencil_kernel.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "engine/propose/recipes/kernels/elementwise_expression.h"
+#include "engine/propose/recipes/kernels/kernel_dtypes.h"
+#include "engine/propose/recipes/kernels/kernel_template.h"
+
+namespace hiera::engine::propose::recipes::kernels {
+
+namespace {
+
+constexpr int kTargetWaves = 8;  // blocks for this many waves: the last one's idle SMs matter little
+constexpr int kMinZChunk = 32;   // a chunk re-reads its first planes: keep that a few percent
+constexpr int kVec4ZChunk = 8;
+constexpr int kVec4Threads = 128;  // threads of a vec4 block's row: 512 outputs
+constexpr int kVec4TileY = 4;
+
+int floor4(int v) { return v >= 0 ? v / 4 : -((3 - v) / 4); }
+
+}  // namespace
+
+StencilGeometry stencil_geometry(int dims, const std::vector<StencilTap>& taps) {
+  if (taps.empty()) throw std::invalid_argument("a stencil without taps");
+  StencilGeometry g;
+  g.dims = dims;
+  g.tile_y = dims == 3 ? 16 : 8;
+  g.lo_z = g.hi_z = taps[0].oz;
+  g.lo_y = g.hi_y = taps[0].oy;
+  g.lo_x = g.hi_x = taps[0].ox;
+  for (const auto& t : taps) {
+    g.lo_z = std::min(g.lo_z, t.oz), g.hi_z = std::max(g.hi_z, t.oz);
+    g.lo_y = std::min(g.lo_y, t.oy), g.hi_y = std::max(g.hi_y, t.oy);
+    g.lo_x = std::min(g.lo_x, t.ox), g.hi_x = std::max(g.hi_x, t.ox);
+  }
+  if (dims == 2) return g;
+  for (const auto& t : taps) {
+    auto row = std::find_if(g.rows.begin(), g.rows.end(), [&](const StencilRow& r) { return r.oz == t.oz && r.oy == t.oy; });
+    if (row == g.rows.end()) {
+      g.rows.push_back({t.oz, t.oy, t.ox, t.ox});
+    } else {
+      row->lo_x = std::min(row->lo_x, t.ox), row->hi_x = std::max(row->hi_x, t.ox);
+    }
+  }
+  std::sort(g.rows.begin(), g.rows.end(),
+            [](const StencilRow& a, const StencilRow& b) { return a.oz != b.oz ? a.oz < b.oz : a.oy < b.oy; });
+  // The register column: the in-plane offset the most taps use; ties go to the one nearest the box's centre.
+  const int centre_y2 = g.lo_y + g.hi_y, centre_x2 = g.lo_x + g.hi_x;  // twice the centre
+  int best_count = -1, best_distance = 0;
+  for (const auto& t : taps) {
+    const int count = static_cast<int>(std::count_if(taps.begin(), taps.end(), [&](const StencilTap& u) {
+      return u.oy == t.oy && u.ox == t.ox;
+    }));
+    const int distance = std::abs(2 * t.oy - centre_y2) + std::abs(2 * t.ox - centre_x2);
+    if (count > best_count || (count == best_count && distance < best_distance)) {
+      best_count = count;
+      best_distance = distance;
+      g.column_y = t.oy;
+      g.column_x = t.ox;
+    }
+  }
+  bool any = false;
+  for (const auto& t : taps) {
+    if (t.oy == g.column_y && t.ox == g.column_x) continue;
+    g.plane_lo = any ? std::min(g.plane_lo, t.oz) : t.oz;
+    g.plane_hi = any ? std::max(g.plane_hi, t.oz) : t.oz;
+    any = true;
+  }
+  if (!any) g.plane_lo = 0, g.plane_hi = -1;
+  return g;
+}
+
+std::string tap_accessor(const StencilGeometry& g, const StencilTap& t) {
+  if (g.dims == 2) return "IN(" + std::to_string(t.oy) + ", " + std::to_string(t.ox) + ")";
+  if (t.oy == g.column_y && t.ox == g.column_x) return "COL(" + std::to_string(t.oz) + ")";
+  return "PLANE(" + std::to_string(t.oz) + ", " + std::to_string(t.oy) + ", " + std::to_string(t.ox) + ")";
+}
+
+std::string vec4_tap_accessor(const StencilGeometry& g, const StencilTap& t) {
+  for (std::size_t r = 0; r < g.rows.size(); ++r)
+    if (g.rows[r].oz == t.oz && g.rows[r].oy == t.oy) return "TAP(" + std::to_string(r) + ", " + std::to_string(t.ox) + ")";
+  throw std::invalid_argument("a tap outside the stencil's rows");
+}
+
+std::string stencil_point_accessor(int dims, StencilVariant variant, const std::string& pointer) {
+  if (variant == StencilVariant::DirectVec4) throw std::invalid_argument("the vec4 stencil kernel reads no point operands");
+  // The templates' names for the stored element: batch, (z,) yo, xo. stencil3d_direct.cu's
+  // step computes planes z0 + u, the ones past its chunk recomputing the last (kept in bounds).
+  const std::string index = dims == 2 ? "(batch * oy_n + yo) * (long long)ox_n + xo"
+                            : variant == StencilVariant::Direct
+                                ? "((batch * oz_n + min(z0 + u, z_end - 1)) * (long long)oy_n + yo) * ox_n + xo"
+                                : "((batch * oz_n + z) * (long long)oy_n + yo) * ox_n + xo";
+  return "static_cast<float>(" + pointer + "[" + index + "])";
+}
+
+bool stencil_vec4_applies(int dims, const std::string& in_dtype, const std::string& out_dtype, std::int64_t nx) {
+  return dims == 3 && in_dtype == "float32" && out_dtype == "float32" && nx > 0 && nx % 4 == 0;
+}
+
+std::vector<StencilChain> stencil_chains(const StencilGeometry& g) {
+  std::vector<StencilChain> chains;
+  // g.rows is ordered by (oz, oy): a row continues the chain of its oy whose last row sits one plane below.
+  for (std::size_t r = 0; r < g.rows.size(); ++r) {
+    const StencilRow& row = g.rows[r];
+    auto chain = std::find_if(chains.begin(), chains.end(), [&](const StencilChain& c) {
+      return g.rows[c.rows.back()].oy == row.oy && g.rows[c.rows.back()].oz == row.oz - 1;
+    });
+    if (chain == chains.end()) {
+      chains.push_back({{r}, row.lo_x, row.hi_x});
+    } else {
+      chain->rows.push_back(r);
+      chain->lo_x = std::min(chain->lo_x, row.lo_x), chain->hi_x = std::max(chain->hi_x, row.hi_x);
+    }
+  }
+  return chains;
+}
+
+int stencil_vec4_z_chunk(std::int64_t out_z) {
+  return static_cast<int>(std::clamp<std::int64_t>(out_z, 1, kVec4ZChunk));
+}
+
+int stencil_z_chunk(std::int64_t out_z, std::int64_t blocks_per_plane_set, int sm_count, int threads_per_block) {
+  if (out_z <= kMinZChunk) return static_cast<int>(std::max<std::int64_t>(out_z, 1));
+  const std::int64_t resident = static_cast<std::int64_t>(std::max(sm_count, 1)) * std::max(1, 2048 / threads_per_block);
+  const std::int64_t wanted = kTargetWaves * resident;
+  std::int64_t chunks = (wanted + std::max<std::int64_t>(blocks_per_plane_set, 1) - 1) / std::max<std::int64_t>(blocks_per_plane_set, 1);
+  chunks = std::clamp<std::int64_t>(chunks, 1, std::max<std::int64_t>(1, out_z / kMinZChunk));
+  return static_cast<int>((out_z + chunks - 1) / chunks);
+}
+
+// stencil3d_vec4.cu's values on top of the shared ones: the rows, chains and compiled-in sizes.
+static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel,
+                                std::map<std::string, std::string, std::less<>> values) {
+  const StencilGeometry& g = kernel.geometry;
+  if (!stencil_vec4_applies(g.dims, kernel.in_dtype, kernel.out_dtype, kernel.in_size[2]))
+    throw std::invalid_argument("stencil3d_vec4.cu is for float32 3D stencils over rows a multiple of 4 wide");
+  const std::vector<StencilChain> chains = stencil_chains(g);
+  int j_lo = 0, j_hi = 0;
+  std::string setup, loads, shifts;
+  // Every output's taps inside the input (a valid-region stencil): no row needs a bounds check.
+  const auto& in = kernel.in_size;
+  const auto& out = kernel.out_size;
+  const bool inside = g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1];
+  for (std::size_t r = 0; r < g.rows.size(); ++r) {
+    const std::string oz = std::to_string(g.rows[r].oz), oy = std::to_string(g.rows[r].oy), id = std::to_string(r);
+    setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + (long long)(" + oy + ") * nx;\n";
+    if (!inside) setup += "  const bool y" + id + " = yl + (" + oy + ") >= 0 && yl + (" + oy + ") < ny;\n";
+  }
+  for (const StencilChain& chain : chains) {
+    j_lo = std::min(j_lo, floor4(chain.lo_x));
+    j_hi = std::max(j_hi, floor4(chain.hi_x + 3));
+    // The chain is read when any of its rows is (a row guard is uniform across the block).
+    std::string guard;
+    for (const std::size_t r : chain.rows) {
+      const std::string row_guard = r < kernel.row_guards.size() ? kernel.row_guards[r] : "";
+      if (row_guard.empty()) {
+        guard.clear();
+        break;
+      }
+      guard += (guard.empty() ? "" : " || ") + row_guard;
+    }
+    auto load = [&](std::size_t r, const std::string& z, const std::string& indent) {
+      const std::string id = std::to_string(r);
+      return indent + "float4 row" + id + "[J_N]" + (guard.empty() ? ";" : " = {};") + "\n" + indent +
+             (guard.empty() ? "" : "if (" + guard + ") ") + "hiera_load_row<" + std::to_string(chain.lo_x) + ", " +
+             std::to_string(chain.hi_x) + ">(row" + id + ", at + off" + id + ", " +
+             (inside ? std::string("true")
+                     : "y" + id + " && (unsigned)(" + z + " + (" + std::to_string(g.rows[r].oz) + ")) < (unsigned)nz") +
+             ", x4, nx, lane);\n";
+    };
+    for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k) setup += load(chain.rows[k], "z_begin", "  ");
+    loads += load(chain.rows.back(), "z", "    ");
+    for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k)
+      shifts += (shifts.empty() ? "" : ", ") + ("row" + std::to_string(chain.rows[k]) + "[j] = row" + std::to_string(chain.rows[k + 1]) + "[j]");
+  }
+  if (!setup.empty()) setup.pop_back();
+  if (!loads.empty()) loads.pop_back();
+  values.erase("in_t");
+  values.erase("out_t");
+  for (const char* unused : {"tile_x", "lo_z", "hi_z", "lo_y", "hi_y", "lo_x", "hi_x", "column_y", "column_x", "plane_lo", "plane_hi"})
+    values.erase(unused);
+  values["tile_y"] = std::to_string(kVec4TileY);
+  values["j_lo"] = std::to_string(j_lo);
+  values["j_n"] = std::to_string(j_hi - j_lo + 1);
+  values["fixed_sizes"] = "nz = " + std::to_string(kernel.in_size[0]) + ", ny = " + std::to_string(kernel.in_size[1]) +
+                          ", nx = " + std::to_string(kernel.in_size[2]) + ", oz_n = " + std::to_string(kernel.out_size[0]) +
+                          ", oy_n = " + std::to_string(kernel.out_size[1]) + ", ox_n = " + std::to_string(kernel.out_size[2]) +
+                          ";  // compiled in: the launch checks them";
+  values["row_setup"] = setup;
+  values["row_loads"] = loads;
+  values["row_shifts"] = shifts.empty() ? "" : "#pragma unroll\n    for (int j = 0; j < J_N; ++j) " + shifts + ";";
+  return {kernel.name, fill_kernel_template(knowledge, "stencil3d_vec4.cu", values), {}};
+}
+
+KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel) {
+  const StencilGeometry& g = kernel.geometry;
+  std::vector<std::string> dtypes = {kernel.in_dtype, kernel.out_dtype};
+  dtypes.insert(dtypes.end(), kernel.extra_dtypes.begin(), kernel.extra_dtypes.end());
+  std::map<std::string, std::string, std::less<>> values = {
+      {"kernel_name", kernel.name},
+      {"includes", includes_for(dtypes)},
+      {"functions", device_helpers(kernel.helpers)},
+      {"in_t", kernel_dtype(kernel.in_dtype)->cuda_type},
+      {"out_t", kernel_dtype(kernel.out_dtype)->cuda_type},
+      {"tile_x", std::to_string(g.tile_x)},
+      {"tile_y", std::to_string(g.tile_y)},
+      {"lo_z", std::to_string(g.lo_z)},
+      {"hi_z", std::to_string(g.hi_z)},
+      {"lo_y", std::to_string(g.lo_y)},
+      {"hi_y", std::to_string(g.hi_y)},
+      {"lo_x", std::to_string(g.lo_x)},
+      {"hi_x", std::to_string(g.hi_x)},
+      {"column_y", std::to_string(g.column_y)},
+      {"column_x", std::to_string(g.column_x)},
+      {"plane_lo", std::to_string(g.plane_lo)},
+      {"plane_hi", std::to_string(g.plane_hi)},
+      {"extra_params", kernel.extra_params},
+      {"setup", kernel.setup},
+      {"update_body", join_lines(kernel.update_body, 6)},
+      {"update_result", kernel.update_result},
+      {"boundary", std::to_string(static_cast<int>(kernel.boundary))},
+  };
+  if (kernel.variant == StencilVariant::DirectVec4) return vec4_source(knowledge, kernel, std::move(values));
+  const bool direct = kernel.variant == StencilVariant::Direct;
+  if (!direct && kernel.boundary != StencilBoundary::Zeros)
+    throw std::invalid_argument("stencil_source: only the direct kernels have boundary modes");
+  const std::string name = g.dims == 3 ? (direct ? "stencil3d_direct.cu" : "stencil3d_7pt.cu")
+                                       : (direct ? "stencil2d_direct.cu" : "stencil2d_tiled.cu");
+  return {kernel.name, fill_kernel_template(knowledge, name, values), {}};
+}
+
+std::string stencil_launch(const StencilKernel& kernel, const std::string& input, const std::string& output,
+                           const std::string& out_shape, const std::string& extra_args, int z_chunk) {
+  const StencilGeometry& g = kernel.geometry;
+  if (kernel.variant == StencilVariant::DirectVec4) {
+    const std::string zc = std::to_string(z_chunk), outputs = std::to_string(4 * kVec4Threads);
+    return "_kernel(\"" + kernel.name + "\")(((" + out_shape + "[-1] + " + std::to_string(4 * kVec4Threads - 1) + ") // " +
+           outputs + ", (" + out_shape + "[-2] + " + std::to_string(kVec4TileY - 1) + ") // " + std::to_string(kVec4TileY) +
+           ", " + out_shape + "[:-3].numel() * ((" + out_shape + "[-3] + " + std::to_string(z_chunk - 1) + ") // " + zc +
+           ")), (" + std::to_string(kVec4Threads) + ", " + std::to_string(kVec4TileY) + "), " + input + ", " + output +
+           extra_args + ", " + input + ".shape[-1], " + input + ".shape[-2], " + input + ".shape[-3], " + out_shape +
+           "[-1], " + out_shape + "[-2], " + out_shape + "[-3], " + zc + ")";
+  }
+  const std::string tx = std::to_string(g.tile_x), ty = std::to_string(g.tile_y);
+  const std::string grid_xy = "(" + out_shape + "[-1] + " + std::to_string(g.tile_x - 1) + ") // " + tx + ", (" +
+                              out_shape + "[-2] + " + std::to_string(g.tile_y - 1) + ") // " + ty;
+  const std::string call = "_kernel(\"" + kernel.name + "\")(";
+  if (g.dims == 3) {
+    const std::string zc = std::to_string(z_chunk);
+    return call + "(" + grid_xy + ", " + out_shape + "[:-3].numel() * ((" + out_shape + "[-3] + " +
+           std::to_string(z_chunk - 1) + ") // " + zc + ")), (" + tx + ", " + ty + "), " + input + ", " + output +
+           extra_args + ", " + input + ".shape[-1], " + input + ".shape[-2], " + input + ".shape[-3], " + out_shape +
+           "[-1], " + out_shape + "[-2], " + out_shape + "[-3], " + zc + ")";
+  }
+  return call + "(" + grid_xy + ", max(1, min(" + out_shape + "[:-2].numel(), 65535))), (" + tx + ", " + ty + "), " +
+         input + ", " + output + extra_args + ", " + input + ".shape[-1], " + input + ".shape[-2], " + out_shape +
+         "[-1], " + out_shape + "[-2], nvrtc_runtime.int64(" + out_shape + "[:-2].numel()))";
+}
+
+std::string stencil_launch_vec4_or_direct(const StencilKernel& vec4, const StencilKernel& direct, const std::string& input,
+                                          const std::string& output, const std::string& out_shape,
+                                          const std::string& extra_args, int z_chunk) {
+  const auto& n = vec4.in_size;
+  return stencil_launch(vec4, input, output, out_shape, extra_args, stencil_vec4_z_chunk(vec4.out_size[0])) + " if " +
+         input + ".shape[-3:] == (" + std::to_string(n[0]) + ", " + std::to_string(n[1]) + ", " + std::to_string(n[2]) +
+         ") and " + input + ".data_ptr() % 16 == 0 else " + stencil_launch(direct, input, output, out_shape, extra_args, z_chunk);
+}
+
+std::string stencil_launch_vec4_planes_or_direct(const StencilKernel& vec4, const StencilKernel& direct,
+                                                 const std::string& input, const std::string& output,
+                                                 const std::string& out_shape, const std::string& extra_args) {
+  const auto& n = vec4.in_size;
+  const auto& o = vec4.out_size;
+  const int z_chunk = stencil_vec4_z_chunk(o[0]);
+  auto text = [](std::int64_t v) { return std::to_string(v); };
+  const std::string grid = "(" + text((o[2] + 4 * kVec4Threads - 1) / (4 * kVec4Threads)) + ", " +
+                           text((o[1] + kVec4TileY - 1) / kVec4TileY) + ", " + text((o[0] + z_chunk - 1) / z_chunk) + ")";
+  return "_kernel(\"" + vec4.name + "\")(" + grid + ", (" + text(kVec4Threads) + ", " + text(kVec4TileY) + "), " + input +
+         ", " + output + extra_args + ", " + text(n[2]) + ", " + text(n[1]) + ", " + text(n[0]) + ", " + text(o[2]) + ", " +
+         text(o[1]) + ", " + text(o[0]) + ", " + text(z_chunk) + ") if " + input + ".numel() == " + text(n[0] * n[1] * n[2]) +
+         " and " + input + ".shape[-2:] == (" + text(n[1]) + ", " + text(n[2]) + ") and " + input +
+         ".data_ptr() % 16 == 0 else " + stencil_launch(direct, input, output, out_shape, extra_args, 0);
+}
+
+}  // namespace hiera::engine::propose::recipes::kernels

@@ -1,0 +1,153 @@
+// s1_scaled_dot_product_attention on the captured attention module.
+#include <gtest/gtest.h>
+
+#include "engine/graph/normalize.h"
+#include "engine/propose/recipes/rewrites/rewrites.h"
+#include "tests/unit/engine/propose/recipes/graph_fixtures.h"
+#include "tests/unit/engine/propose/recipes/replacement_text.h"
+
+namespace {
+
+using namespace hiera::engine::propose::recipes;
+using hiera::engine::graph::Arg;
+using hiera::testing::captured_graph;
+using hiera::testing::node_named;
+using hiera::testing::replacement_texts;
+using Texts = std::vector<std::string>;
+
+TEST(AttentionRewrite, HandWrittenAttentionBecomesSdpaWithTheReferencesScale) {
+  const auto found = rewrites::find_attention(captured_graph("attention"), {});
+  EXPECT_EQ(replacement_texts(found),
+            (Texts{"s1_scaled_dot_product_attention | add,matmul,matmul_1,mul,softmax,transpose | matmul_1 | "
+                   "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, "
+                   "scale=truediv) if _HIERA_SDPA_HAS_SCALE else (torch.softmax((((q @ (k.transpose(-2, -1))) * "
+                   "truediv) + mask), dim=-1)) @ v | risky"}));
+  EXPECT_EQ(found[0].definitions,
+            (Texts{"# F.scaled_dot_product_attention takes scale= from torch 2.1 on; older versions keep the "
+                   "reference's math.\n_HIERA_SDPA_HAS_SCALE = tuple(int(part) for part in "
+                   "torch.__version__.split(\".\")[:2]) >= (2, 1)"}));
+}
+
+TEST(AttentionRewrite, ConstantScalesAndDivisionsArePassedAsScale) {
+  auto g = captured_graph("attention");
+  auto& mul = node_named(g, "mul");
+  mul.kind = "div";
+  mul.args[1] = Arg{};
+  mul.args[1].kind = Arg::Kind::Number;
+  mul.args[1].number = 8.0;  // scores / 8.0
+  mul.code = "matmul / 8.0";
+  const auto found = rewrites::find_attention(g, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].statements[0],
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.125) if "
+            "_HIERA_SDPA_HAS_SCALE else (torch.softmax((((q @ (k.transpose(-2, -1))) / 8.0) + mask), dim=-1)) @ v");
+}
+
+TEST(AttentionRewrite, LeavesOtherPatternsAlone) {
+  const auto without = [](const std::function<void(hiera::engine::graph::OpGraph&)>& change) {
+    auto g = captured_graph("attention");
+    change(g);
+    return rewrites::find_attention(g, {}).empty();
+  };
+  EXPECT_FALSE(without([](auto&) {}));
+  // softmax over another dim than the keys'
+  EXPECT_TRUE(without([](auto& g) { node_named(g, "softmax").kwargs["dim"].number = 2; }));
+  // the probabilities are also returned
+  EXPECT_TRUE(without([](auto& g) { node_named(g, "softmax").users.push_back("output"); }));
+  // a mask that broadcasts the scores to a larger shape
+  EXPECT_TRUE(without([](auto& g) { node_named(g, "add").meta->shape = {3, 2, 4, 16, 16}; }));
+  // k transposed over other dims
+  EXPECT_TRUE(without([](auto& g) { node_named(g, "transpose").args[1].number = 1; }));
+  // values of another dtype
+  EXPECT_TRUE(without([](auto& g) { node_named(g, "v").meta->dtype = "float16"; }));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(AttentionRewrite, AnNnSoftmaxModuleToo) {
+  auto g = captured_graph("attention");
+  auto& softmax = node_named(g, "softmax");
+  softmax.op = "call_module";
+  softmax.target = "softmax";
+  softmax.kwargs.clear();
+  softmax.normalized = std::map<std::string, Arg>{{"input", softmax.args[0]}};
+  softmax.code = "self.softmax(add)";
+  g.submodules["softmax"] = {"Softmax", {{"dim", -1}}};
+  EXPECT_EQ(rewrites::find_attention(g, {}).size(), 1u);
+  g.submodules["softmax"].attrs["dim"] = 1;
+  EXPECT_TRUE(rewrites::find_attention(g, {}).empty());
+}
+
+}  // namespace
+
+// Other spellings of attention, as the runner captured them and normalisation left them.
+namespace {
+
+using hiera::testing::replacement_text;
+
+std::vector<std::string> attention_on(const std::string& fixture) {
+  const auto normalized = hiera::engine::graph::normalize(captured_graph(fixture));
+  return replacement_texts(rewrites::find_attention(normalized.graph, {}));
+}
+
+TEST(AttentionSpellings, ATriuMaskBuiltInForwardWithMaskedFillIsCausal) {
+  EXPECT_EQ(attention_on("attention_causal_triu"), (Texts{"s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,softmax,transpose,truediv | matmul_1 |"
+                   " matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.353553"
+                   "39059327373) if _HIERA_SDPA_HAS_SCALE else (torch.softmax((((q @ (k.transpose(-2, -1))) / 2.82842712"
+                   "47461903).masked_fill(to, float('-inf'))), dim=-1)) @ v | risky"}));
+}
+
+TEST(AttentionSpellings, ATrilBufferComparedWithZeroAndEvalDropoutIsCausal) {
+  EXPECT_EQ(attention_on("attention_causal_buffer"), (Texts{"s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,mul,softmax,transpose | matmul_1 | mat"
+                   "mul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3535533905"
+                   "9327373) if _HIERA_SDPA_HAS_SCALE else (torch.nn.functional.softmax((((q @ (k.transpose(-2, -1))) * "
+                   "0.35355339059327373).masked_fill(_tensor_constant0, float('-inf'))), dim=-1, _stacklevel=3, dtype=No"
+                   "ne)) @ v | risky"}));
+}
+
+TEST(AttentionSpellings, BmmWithEvalDropoutBetweenSoftmaxAndValues) {
+  EXPECT_EQ(attention_on("attention_bmm_dropout"), (Texts{"s1_scaled_dot_product_attention | bmm,bmm_1,mul,softmax,transpose | bmm_1 | bmm_1 = torch.nn.functio"
+                   "nal.scaled_dot_product_attention(q, k, v, scale=0.3535533905932738) if _HIERA_SDPA_HAS_SCALE else to"
+                   "rch.bmm((torch.softmax(((torch.bmm(q, (k.transpose(1, 2)))) * 0.3535533905932738), dim=-1)), v) | ri"
+                   "sky"}));
+}
+
+TEST(AttentionSpellings, AnAdditiveCausalBufferAndPermutedKeys) {
+  EXPECT_EQ(attention_on("attention_additive_causal"), (Texts{"s1_scaled_dot_product_attention | add,matmul,matmul_1,mul,permute,softmax | matmul_1 | matmul_1 = to"
+                   "rch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.125) if _HIERA_SDPA_"
+                   "HAS_SCALE else torch.matmul((torch.softmax((((torch.matmul(q, (k.permute(0, 1, 3, 2)))) * 0.125) + m"
+                   "ask), dim=-1)), v) | risky"}));
+}
+
+TEST(AttentionSpellings, EinsumScoresAndValues) {
+  EXPECT_EQ(attention_on("attention_einsum"), (Texts{"s1_scaled_dot_product_attention | einsum,einsum_1,einsum_k_t,mul,softmax | einsum_1 | einsum_1 = tor"
+                   "ch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3535533905932738) if _HIERA_SDPA_HAS_"
+                   "SCALE else torch.matmul((((torch.matmul(q, (k.transpose(-2, -1)))) * 0.3535533905932738).softmax(dim"
+                   "=-1)), v) | risky"}));
+}
+
+TEST(AttentionSpellings, TorchWhereOverAKeptTrilBufferIsCausal) {
+  const auto found = rewrites::find_attention(hiera::engine::graph::normalize(captured_graph("attention_causal_where")).graph, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].statements[0].substr(0, found[0].statements[0].find(" if ")),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=truediv)");
+  EXPECT_EQ(replacement_text(found[0]).substr(0, 80),
+            "s1_scaled_dot_product_attention | matmul,matmul_1,mul,softmax,transpose,where | ");
+}
+
+TEST(AttentionSpellings, AMaskThatIsNotCausalStaysAMask) {
+  auto g = captured_graph("attention_additive_causal");
+  node_named(g, "mask").facts.mask.clear();
+  const auto found = rewrites::find_attention(hiera::engine::graph::normalize(g).graph, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].statements[0].find("attn_mask=mask"), std::string::npos);
+  EXPECT_EQ(found[0].statements[0].find("is_causal"), std::string::npos);
+  // A bool mask that is not known to be causal is not matched at all (masked_fill is no additive mask).
+  auto triu = captured_graph("attention_causal_triu");
+  node_named(triu, "to").facts.mask = "causal_kept";
+  EXPECT_TRUE(rewrites::find_attention(triu, {}).empty());
+}
+
+}  // namespace
