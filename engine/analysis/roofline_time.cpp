@@ -1,4 +1,4 @@
-#include "engine/analysis/ceilings.h"
+#include "engine/analysis/roofline_time.h"
 
 #include <algorithm>
 

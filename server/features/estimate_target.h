@@ -16,7 +16,7 @@ namespace hiera::server {
 inline constexpr const char* kDefaultGpu = "h200";
 
 struct EstimateTarget {
-  std::optional<engine::engine::GpuCeilings> roofline;  // absent when the GPU is unknown
+  std::optional<engine::GpuCeilings> roofline;  // absent when the GPU is unknown
   std::string label;    // short, for lenses: "H200" (the spec's name without "NVIDIA " and its parenthesis)
   std::string problem;  // why there is no roofline, for the user; "" when there is one
 };

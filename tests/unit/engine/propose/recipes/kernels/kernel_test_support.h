@@ -23,8 +23,8 @@ inline const engine::knowledge::KnowledgeBase& source_knowledge() {
 }
 
 // Options with the real knowledge base's templates, as the proposer passes them.
-inline engine::propose::recipes::KernelRewriteOptions source_options() {
-  engine::propose::recipes::KernelRewriteOptions o;
+inline engine::propose::recipes::kernels::KernelRewriteOptions source_options() {
+  engine::propose::recipes::kernels::KernelRewriteOptions o;
   o.knowledge = &source_knowledge();
   return o;
 }
@@ -33,14 +33,14 @@ inline engine::propose::recipes::KernelRewriteOptions source_options() {
 // compiles cleanly, or when this build has no NVRTC (no CUDA toolkit).
 inline std::string nvrtc_complaints(const engine::propose::recipes::KernelSource& kernel) {
 #ifdef HIERA_HAVE_WORKER
-  worker::NvrtcCompiler compiler(std::nullopt);
-  worker::CompileRequest request;
+  engine::worker::NvrtcCompiler compiler(std::nullopt);
+  engine::worker::CompileRequest request;
   request.source = kernel.source;
   request.options = kernel.options;
   request.arch = "sm_90";
   request.name_expressions = {kernel.name};
   request.file_name = kernel.name + ".cu";
-  const worker::CompileResult result = compiler.compile(request);
+  const engine::worker::CompileResult result = compiler.compile(request);
   if (!result.ok) return result.log.empty() ? "did not compile" : result.log;
   if (result.log.find("warning") != std::string::npos) return result.log;
   return "";
