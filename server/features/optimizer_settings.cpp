@@ -87,7 +87,7 @@ engine::optimize::OptimizerSetupArgs optimizer_args_from_settings(const json& se
       if (!key_env.empty()) endpoint["api_key_env"] = key_env;
       if (const json* retries = member(*llm, "maxRetries")) endpoint["max_retries"] = *retries;
       try {
-        args.endpoint = engine::llm::parse_endpoint(endpoint);
+        args.endpoint = engine::propose::llm::parse_endpoint(endpoint);
       } catch (const std::exception& e) {
         bad("llm", std::string("is not a usable endpoint: ") + e.what());
       }

@@ -24,7 +24,7 @@ TEST(OptimizerSettings, MapsWorkerGpuLlmBudgetAndRunsDir) {
   EXPECT_EQ(args.endpoint->base_url, "http://127.0.0.1:8000");
   EXPECT_EQ(args.endpoint->model, "m");
   EXPECT_EQ(args.endpoint->api_key_env, "MY_KEY");
-  EXPECT_EQ(args.endpoint->provider, engine::llm::Provider::OpenAI);
+  EXPECT_EQ(args.endpoint->provider, engine::propose::llm::Provider::OpenAI);
   EXPECT_EQ(args.budget, 7);
   EXPECT_EQ(args.time_limit_s, 90.0);
   EXPECT_EQ(args.runs_dir, "/proj/src/.hiera/runs");
