@@ -17,18 +17,18 @@ const engine::knowledge::KnowledgeBase& knowledge() {
 TEST(EstimateTarget, UnsetIsH200AndNamesResolveInAnyCase) {
   const auto unset = estimate_target(knowledge(), nullptr);
   ASSERT_TRUE(unset.roofline);
-  EXPECT_EQ(unset.roofline->gpu, "h200");
+  EXPECT_EQ(unset.roofline->source, "h200");
   EXPECT_EQ(unset.label, "H200");
   for (const char* name : {"h200", "H200", "NVIDIA H200", "nvidia-h200"}) {
     const auto target = estimate_target(knowledge(), name);
     ASSERT_TRUE(target.roofline) << name << ": " << target.problem;
-    EXPECT_EQ(target.roofline->gpu, "h200") << name;
+    EXPECT_EQ(target.roofline->source, "h200") << name;
     EXPECT_EQ(target.problem, "") << name;
   }
   for (const char* name : {"A100", "a100", "NVIDIA A100-SXM4-80GB"}) {
     const auto target = estimate_target(knowledge(), name);
     ASSERT_TRUE(target.roofline) << name << ": " << target.problem;
-    EXPECT_EQ(target.roofline->gpu, "a100_sxm_80gb") << name;
+    EXPECT_EQ(target.roofline->source, "a100_sxm_80gb") << name;
     EXPECT_EQ(target.label, "A100 SXM4") << name;
   }
 }
