@@ -2,7 +2,8 @@
 builds Model and ModelNew with the same constructor arguments, copies the
 reference's state_dict into ModelNew (its parameters must have the same
 names and shapes), runs both on get_inputs() and compares the outputs with
-torch.allclose. Also runs the runner's static checks on each candidate.
+torch.allclose; a half-type output that misses is judged again against the
+reference run in float64 (below, half_arbitrated). Also runs the runner's static checks on each candidate.
 
     python3 compare_candidate.py [--emulate-kernels WORK_DIR] REFERENCE.py=CANDIDATE.py [...]
 
@@ -17,6 +18,7 @@ Prints one JSON line per pair, in order: {"candidate", "ok", "max_abs_diff",
 the static checks, else 1. One process for all pairs: torch imports once.
 """
 
+import copy
 import json
 import os
 import sys
@@ -48,6 +50,35 @@ def flatten(value):
     return [value]
 
 
+def as_float64(value):
+    if isinstance(value, torch.Tensor):
+        return value.double() if value.is_floating_point() else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(as_float64(v) for v in value)
+    return value
+
+
+def half_arbitrated(e, g, truth):
+    """The worker's float64 arbiter rule, applied to bfloat16/float16: the candidate within
+    the tolerance of the exact value, widened by twice the reference's own worst error.
+    oneDNN rounds a convolution with its bias once on some CPUs, where cuDNN (and a candidate
+    that adds the bias in its epilogue) rounds twice; which path runs depends on the CPU's ISA."""
+    if truth is None or truth.shape != e.shape:
+        return False
+    t = truth.double()
+    reference_error = (e.double() - t).abs().max().item()
+    bound = 1e-2 + 1e-2 * t.abs() + 2.0 * reference_error
+    return bool(((g.double() - t).abs() <= bound).all())
+
+
+def float64_outputs(model, inputs):
+    try:
+        with torch.no_grad():
+            return flatten(copy.deepcopy(model).double()(*[as_float64(t) for t in inputs]))
+    except Exception:  # a reference that cannot run in float64 keeps the plain comparison
+        return None
+
+
 def compare(reference_path, candidate_path, index):
     reference, reference_source = load(reference_path, "hiera_reference_%d" % index)
     candidate, candidate_source = load(candidate_path, "hiera_candidate_%d" % index)
@@ -71,7 +102,8 @@ def compare(reference_path, candidate_path, index):
         if len(expected) != len(got):
             raise AssertionError("%d outputs, expected %d" % (len(got), len(expected)))
         worst = 0.0
-        for e, g in zip(expected, got):
+        truths = None
+        for position, (e, g) in enumerate(zip(expected, got)):
             if not isinstance(e, torch.Tensor):
                 if e != g:
                     raise AssertionError("output %r, expected %r" % (g, e))
@@ -83,7 +115,11 @@ def compare(reference_path, candidate_path, index):
             # Half types at the task's default tolerance (numerics.atol / rtol: 0.01), float32 tighter.
             loose = e.dtype in (torch.float16, torch.bfloat16)
             if not torch.allclose(e, g, rtol=1e-2 if loose else 1e-4, atol=1e-2 if loose else 1e-5):
-                raise AssertionError("outputs differ by up to %g" % worst)
+                if loose and truths is None:
+                    truths = float64_outputs(model, inputs) or []
+                truth = truths[position] if loose and position < len(truths) else None
+                if not (loose and half_arbitrated(e, g, truth)):
+                    raise AssertionError("outputs differ by up to %g" % worst)
         result["max_abs_diff"] = worst
         result["ok"] = not result["static_findings"]
     except Exception as e:  # reported, not raised: the test prints the line
