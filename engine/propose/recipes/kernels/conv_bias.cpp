@@ -13,8 +13,10 @@ std::optional<std::string> module_expression(const graph::Node& conv) {
 
 ElementwiseProgram::Custom plus_bias(const LeafBias& bias) {
   return [bias](ElementwiseProgram& program, const graph::Node& node) {
-    return program.load(node.name, node.meta->dtype, node.meta->shape, true) + " + " +
-           program.load(bias.python, bias.dtype, bias.shape, false);
+    // Two statements: the loads number the kernel's parameters (a0, a1), so
+    // their order must not be left to the compiler's order of evaluation.
+    const std::string bias_value = program.load(bias.python, bias.dtype, bias.shape, false);
+    return program.load(node.name, node.meta->dtype, node.meta->shape, true) + " + " + bias_value;
   };
 }
 

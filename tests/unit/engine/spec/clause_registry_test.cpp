@@ -108,7 +108,7 @@ TEST(ClauseRegistryTest, ValuesAreValidated) {
 
 TEST(ClauseRegistryTest, KernelArgumentsAndLaunch) {
   const json x = {{"name", "x"}, {"role", "input"}, {"type", "float32"}, {"extent", "N"}};
-  EXPECT_EQ(refusal("interface.args", json{x}, TargetKind::Cuda), "");
+  EXPECT_EQ(refusal("interface.args", json::array({x}), TargetKind::Cuda), "");
   EXPECT_EQ(refusal("interface.args", json{x, x}, TargetKind::Cuda),
             "clause 'interface.args': argument 'x' is listed twice");
   EXPECT_EQ(refusal("interface.args", json::parse(R"([{"name": "x", "role": "input", "type": "half", "extent": "N"}])"),
