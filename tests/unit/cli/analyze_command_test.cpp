@@ -9,16 +9,17 @@
 
 #include "subprocess.h"
 #include "temp_directory.h"
+#include "build_paths.h"
 
 namespace {
 
 using hiera::testing::run_process;
 using nlohmann::json;
 
-const std::string kFixtures = std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/analysis/";
+const std::string kFixtures = std::string(::hiera::testing::source_dir()) + "/tests/fixtures/analysis/";
 
 TEST(AnalyzeCommand, JsonWithRooflineEstimatesOnTheChosenGpu) {
-  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "kernelbench_conv_chain.py", "--json", "--gpu", "h100_sxm"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "kernelbench_conv_chain.py", "--json", "--gpu", "h100_sxm"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["file"].get<std::string>(), kFixtures + "kernelbench_conv_chain.py");
@@ -44,7 +45,7 @@ TEST(AnalyzeCommand, AnnotationsGiveAKernelItsWork) {
                          "}\n"
                          "// hiera: flops=N\n"
                          "__global__ void other(float* y) {}\n";
-  const auto r = run_process({HIERA_BIN, "analyze", file.string(), "--json"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", file.string(), "--json"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["gpu"], "h200");
@@ -58,7 +59,7 @@ TEST(AnalyzeCommand, AnnotationsGiveAKernelItsWork) {
 }
 
 TEST(AnalyzeCommand, ReadableListingWithOneBasedPositions) {
-  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--gpu", "none"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--gpu", "none"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("launches.cu (cuda): 3 kernel and device functions, 5 launch sites, 5 hints, 0 problems"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  28:26   error cuda.block_size: block of 2048 threads: more than 1024, the launch of 'accumulate' fails"),
@@ -70,7 +71,7 @@ TEST(AnalyzeCommand, ReadableListingWithOneBasedPositions) {
 // The module's total is the editor's estimate: conv2d with relu, add and mul
 // in its pass, max_pool2d with sigmoid in its, each pass at least a launch.
 TEST(AnalyzeCommand, AModulesTotalFusesWhatHieraFusesAndSaysTheOpByOpTime) {
-  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "kernelbench_conv_chain.py"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "kernelbench_conv_chain.py"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("  16:13   conv2d (self.conv) -> [16, 16, 30, 30] float32: 12.7 MFLOP, 1.1 MB: 3.00 µs on h200 (launch-bound)\n"),
             std::string::npos) << r.out;
@@ -80,7 +81,7 @@ TEST(AnalyzeCommand, AModulesTotalFusesWhatHieraFusesAndSaysTheOpByOpTime) {
 }
 
 TEST(AnalyzeCommand, HalfTypedCodeStillExitsZeroWithItsProblems) {
-  const auto r = run_process({HIERA_BIN, "analyze", kFixtures + "broken_python.py", "--json", "--gpu", "none"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "broken_python.py", "--json", "--gpu", "none"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["problems"].size(), 4u);
 }
@@ -89,7 +90,7 @@ TEST(AnalyzeCommand, UnreadableFileIsExitOne) {
   const hiera::testing::TempDirectory dir("hiera-analyze-");
   for (const auto& path : {(dir.path() / "missing.cu").string(), (dir.path() / "a_directory.py").string()}) {
     std::filesystem::create_directory(dir.path() / "a_directory.py");
-    const auto r = run_process({HIERA_BIN, "analyze", path}, "");
+    const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", path}, "");
     EXPECT_EQ(r.exit_code, 1) << path;
     EXPECT_EQ(r.err, "hiera analyze: " + path + ": cannot read the file\n");
     EXPECT_EQ(r.out, "");
@@ -97,38 +98,38 @@ TEST(AnalyzeCommand, UnreadableFileIsExitOne) {
 }
 
 TEST(AnalyzeCommand, GpuTakesTheUsualNamesInAnyCase) {
-  const std::string kernel = std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/optimize/strided_scaled_relu.cu";
-  const auto by_id = run_process({HIERA_BIN, "analyze", kernel, "--gpu", "a100_sxm_80gb"}, "");
+  const std::string kernel = std::string(::hiera::testing::source_dir()) + "/tests/fixtures/optimize/strided_scaled_relu.cu";
+  const auto by_id = run_process({::hiera::testing::hiera_bin(), "analyze", kernel, "--gpu", "a100_sxm_80gb"}, "");
   ASSERT_EQ(by_id.exit_code, 0) << by_id.err;
   EXPECT_NE(by_id.out.find(" on a100_sxm_80gb"), std::string::npos) << by_id.out;
   for (const char* name : {"A100", "NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"}) {
-    const auto r = run_process({HIERA_BIN, "analyze", kernel, "--gpu", name}, "");
+    const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kernel, "--gpu", name}, "");
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_EQ(r.out, by_id.out) << name;
   }
-  const auto h200 = run_process({HIERA_BIN, "analyze", kernel, "--gpu", "h200"}, "");
+  const auto h200 = run_process({::hiera::testing::hiera_bin(), "analyze", kernel, "--gpu", "h200"}, "");
   EXPECT_NE(h200.out.find(" on h200"), std::string::npos) << h200.out;
   for (const char* name : {"H200", "NVIDIA H200", "nvidia-h200"}) {
-    const auto r = run_process({HIERA_BIN, "analyze", kernel, "--gpu", name}, "");
+    const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kernel, "--gpu", name}, "");
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_EQ(r.out, h200.out) << name;
   }
 }
 
 TEST(AnalyzeCommand, BadUsageIsExitTwo) {
-  const auto unsupported = run_process({HIERA_BIN, "analyze", kFixtures + "../profiles/README.md"}, "");
+  const auto unsupported = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "../profiles/README.md"}, "");
   EXPECT_EQ(unsupported.exit_code, 2);
   EXPECT_NE(unsupported.err.find("not a CUDA (.cu, .cuh) or Python (.py) file"), std::string::npos) << unsupported.err;
-  const auto gpu = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--gpu", "tpu9"}, "");
+  const auto gpu = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--gpu", "tpu9"}, "");
   EXPECT_EQ(gpu.exit_code, 2);
   EXPECT_NE(gpu.err.find("--gpu: unknown GPU \"tpu9\""), std::string::npos) << gpu.err;
   EXPECT_NE(gpu.err.find("; accepted: a knowledge GPU id (a100_sxm_80gb, h100_pcie, h100_sxm, h200, l40s, rtx_4090) or a name "
                          "such as \"H200\" or \"NVIDIA A100-SXM4-80GB\", in any case, or 'none'\n"),
             std::string::npos)
       << gpu.err;
-  const auto missing = run_process({HIERA_BIN, "analyze"}, "");
+  const auto missing = run_process({::hiera::testing::hiera_bin(), "analyze"}, "");
   EXPECT_EQ(missing.exit_code, 2);
-  const auto unknown_flag = run_process({HIERA_BIN, "analyze", kFixtures + "launches.cu", "--jsno"}, "");
+  const auto unknown_flag = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--jsno"}, "");
   EXPECT_EQ(unknown_flag.exit_code, 2);
 }
 
@@ -142,12 +143,12 @@ TEST(AnalyzeCommand, InvalidUtf8InAKernelNameIsReplacedNotFatal) {
   const hiera::testing::TempDirectory dir("hiera-analyze-");
   const auto file = dir.path() / "bad.cu";
   std::ofstream(file, std::ios::binary) << "__global__ void scale\xff_kernel(float* x) { x[threadIdx.x] *= 2.0f; }\n";
-  const auto json_run = run_process({HIERA_BIN, "analyze", file.string(), "--json"}, "");
+  const auto json_run = run_process({::hiera::testing::hiera_bin(), "analyze", file.string(), "--json"}, "");
   ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
   const json j = json::parse(json_run.out);  // valid UTF-8 throughout, or this throws
   ASSERT_EQ(j["kernels"].size(), 1u);
   EXPECT_EQ(j["kernels"][0]["name"], "scale\xef\xbf\xbd_kernel");
-  const auto listing = run_process({HIERA_BIN, "analyze", file.string()}, "");
+  const auto listing = run_process({::hiera::testing::hiera_bin(), "analyze", file.string()}, "");
   EXPECT_EQ(listing.exit_code, 0) << listing.err;
 }
 
@@ -160,7 +161,7 @@ TEST(AnalyzeCommand, MalformedAnnotationsAreProblemsInTheWordsOfOptimize) {
                          "// hiera: arg x in float32[N]\n"
                          "// hiera: launch grid=N/256\n"
                          "__global__ void first(float* x) { x[threadIdx.x] = 0; }\n";
-  const auto text = run_process({HIERA_BIN, "analyze", file.string(), "--gpu", "none"}, "");
+  const auto text = run_process({::hiera::testing::hiera_bin(), "analyze", file.string(), "--gpu", "none"}, "");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(", 0 hints, 4 problems\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\nproblems\n"
@@ -171,7 +172,7 @@ TEST(AnalyzeCommand, MalformedAnnotationsAreProblemsInTheWordsOfOptimize) {
                           "  3:11    launch needs block=...\n"),
             std::string::npos)
       << text.out;
-  const auto r = run_process({HIERA_BIN, "analyze", file.string(), "--json", "--gpu", "none"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", file.string(), "--json", "--gpu", "none"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json problems = json::parse(r.out)["problems"];
   ASSERT_EQ(problems.size(), 4u) << problems.dump();

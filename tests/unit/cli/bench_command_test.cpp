@@ -9,6 +9,7 @@
 
 #include "subprocess.h"
 #include "temp_directory.h"
+#include "build_paths.h"
 
 namespace hiera::cli {
 namespace {
@@ -64,15 +65,15 @@ TEST(BenchUsage, BadUsageExitsTwoWithItsReason) {
   const std::string suite = (dir.path() / "suite").string();
   const std::string out = (dir.path() / "out").string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{HIERA_BIN, "bench"}, "dir is required"},
-      {{HIERA_BIN, "bench", suite, "--out", out, "--baseline", "eager,inductor"}, "--baseline: 'inductor' is not a baseline (eager, compile)"},
-      {{HIERA_BIN, "bench", (dir.path() / "missing").string(), "--out", out}, (dir.path() / "missing").string() + ": not a directory"},
-      {{HIERA_BIN, "bench", suite, "--out", out, "--filter", "("}, "--filter '(': not a valid regular expression"},
-      {{HIERA_BIN, "bench", suite, "--out", out, "--filter", "^norm/"}, suite + ": no problems matching --filter '^norm/'"},
-      {{HIERA_BIN, "bench", (dir.path() / "suite" / "fusion" / "..").string() + "/fusion/", "--out", out, "--filter", "x"},
+      {{::hiera::testing::hiera_bin(), "bench"}, "dir is required"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--baseline", "eager,inductor"}, "--baseline: 'inductor' is not a baseline (eager, compile)"},
+      {{::hiera::testing::hiera_bin(), "bench", (dir.path() / "missing").string(), "--out", out}, (dir.path() / "missing").string() + ": not a directory"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--filter", "("}, "--filter '(': not a valid regular expression"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--filter", "^norm/"}, suite + ": no problems matching --filter '^norm/'"},
+      {{::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite" / "fusion" / "..").string() + "/fusion/", "--out", out, "--filter", "x"},
        "no problems matching --filter 'x'"},
-      {{HIERA_BIN, "bench", suite, "--no-such-option"}, "--no-such-option"},
-      {{HIERA_BIN, "bench", suite, "--workers", "0"}, "--workers"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--no-such-option"}, "--no-such-option"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--workers", "0"}, "--workers"},
   };
   for (const auto& [argv, message] : cases) {
     const auto r = run_process(argv, "");
@@ -86,7 +87,7 @@ TEST(BenchUsage, BadUsageExitsTwoWithItsReason) {
 TEST(BenchUsage, ADirectoryWithoutProblemsSaysWhatAProblemIs) {
   hiera::testing::TempDirectory dir("hiera-bench-usage-");
   std::ofstream(dir.path() / "helper.py") << "def f():\n    return 1\n";
-  const auto r = run_process({HIERA_BIN, "bench", dir.path().string(), "--out", (dir.path() / "out").string()}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string()}, "");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir.path().string() + ": no problems (KernelBench format: a .py file defining class Model(nn.Module), "
                        "get_inputs() and get_init_inputs())"),
@@ -99,14 +100,14 @@ TEST(BenchUsage, ABadConfigurationStopsItWithExitOne) {
   std::ofstream(dir.path() / "relu.py")
       << "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
   std::ofstream(dir.path() / "config.json") << "[1, 2]";
-  const auto r = run_process({HIERA_BIN, "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--config",
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--config",
                               (dir.path() / "config.json").string()},
                              "");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("hiera bench: the configuration " + (dir.path() / "config.json").string() + " is not valid"),
             std::string::npos)
       << r.err;
-  const auto llm = run_process({HIERA_BIN, "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--llm", "nowhere",
+  const auto llm = run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--llm", "nowhere",
                                 "--config", (dir.path() / "missing.json").string()},
                                "");
   EXPECT_EQ(llm.exit_code, 1);
@@ -123,16 +124,16 @@ TEST(BenchReportOnly, TheRecordsSayWhichBaselinesWereMeasured) {
       << "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
   const fs::path out = dir.path() / "out";
   fs::create_directories(out / "problems" / "patterns");
-  fs::copy_file(std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/bench/problem_result_with_compile.json",
+  fs::copy_file(std::string(::hiera::testing::source_dir()) + "/tests/fixtures/bench/problem_result_with_compile.json",
                 out / "problems" / "patterns" / "attention.json");
-  const auto r = run_process({HIERA_BIN, "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only"}, "");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("- Problems: 1, 1 correct; baselines: eager, compile"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Geometric mean speed-up: **1.32x** over eager, **0.70x** over torch.compile."), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("reported 1 of 1 problem(s)"), std::string::npos) << r.err;
   // Asked for eager alone, it reports eager alone.
   const auto eager = run_process(
-      {HIERA_BIN, "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only", "--baseline", "eager"}, "");
+      {::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only", "--baseline", "eager"}, "");
   EXPECT_EQ(eager.exit_code, 0) << eager.err;
   EXPECT_NE(eager.out.find("- Problems: 1, 1 correct; baselines: eager\n"), std::string::npos) << eager.out;
 }

@@ -11,6 +11,7 @@
 #include "engine/bench/problem_result.h"
 #include "subprocess.h"
 #include "temp_directory.h"
+#include "build_paths.h"
 
 namespace hiera::cli {
 namespace {
@@ -51,7 +52,7 @@ class BenchCompareCli : public ::testing::Test {
 };
 
 TEST_F(BenchCompareCli, IdenticalVerdictsExitZeroWithTheMarkdown) {
-  const auto r = run_process({HIERA_BIN, "bench-compare", a().string(), b().string()}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string()}, "");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("| wall time | 30.0 s | 15.0 s |\n| workers | 1 | 2 |\n\nWall-time ratio A/B: **2.00x**"), std::string::npos)
@@ -60,7 +61,7 @@ TEST_F(BenchCompareCli, IdenticalVerdictsExitZeroWithTheMarkdown) {
 }
 
 TEST_F(BenchCompareCli, JsonOnRequest) {
-  const auto r = run_process({HIERA_BIN, "bench-compare", a().string(), b().string(), "--json"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string(), "--json"}, "");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["identical"], true);
@@ -71,7 +72,7 @@ TEST_F(BenchCompareCli, JsonOnRequest) {
 
 TEST_F(BenchCompareCli, ADifferingVerdictExitsThreeAndSaysWhich) {
   write(b(), record("failed", "2026-11-30T06:00:00.000Z", "2026-11-30T06:00:15.000Z", 2));
-  const auto r = run_process({HIERA_BIN, "bench-compare", a().string(), b().string()}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string()}, "");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("- fusion/relu: c1: A passed, code ffffffffffff; B failed, code ffffffffffff\n"), std::string::npos) << r.out;
 }
@@ -80,19 +81,19 @@ TEST_F(BenchCompareCli, AProblemOnOneSideOnlyExitsThree) {
   ProblemResult extra = record("passed", "2026-11-30T06:00:15.000Z", "2026-11-30T06:00:20.000Z", 2);
   extra.name = "gelu";
   write(b(), extra);
-  const auto r = run_process({HIERA_BIN, "bench-compare", a().string(), b().string()}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string()}, "");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("| fusion/gelu | -/yes | -/improved | only in B | -/2.00x |\n"), std::string::npos) << r.out;
 }
 
 TEST_F(BenchCompareCli, AnUnreadableOutputExitsOneWithItsReasonAndPrintsNothing) {
   const fs::path missing = dir_.path() / "missing";
-  auto r = run_process({HIERA_BIN, "bench-compare", a().string(), missing.string()}, "");
+  auto r = run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), missing.string()}, "");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "hiera bench-compare: " + missing.string() + ": not a hiera bench output (no problems/ folder in it)\n");
   EXPECT_EQ(r.out, "");
   engine::bench::write_file_atomically(b() / "problems" / "fusion" / "relu.json", "{\"name\": \"relu\"}");
-  r = run_process({HIERA_BIN, "bench-compare", a().string(), b().string()}, "");
+  r = run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string()}, "");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find((b() / "problems" / "fusion" / "relu.json").string() + ": not a problem record: "), std::string::npos)
       << r.err;
@@ -101,10 +102,10 @@ TEST_F(BenchCompareCli, AnUnreadableOutputExitsOneWithItsReasonAndPrintsNothing)
 
 TEST_F(BenchCompareCli, BadUsageExitsTwo) {
   for (const auto& argv : std::vector<std::vector<std::string>>{
-           {HIERA_BIN, "bench-compare"},
-           {HIERA_BIN, "bench-compare", a().string()},
-           {HIERA_BIN, "bench-compare", a().string(), b().string(), b().string()},
-           {HIERA_BIN, "bench-compare", a().string(), b().string(), "--markdown"}}) {
+           {::hiera::testing::hiera_bin(), "bench-compare"},
+           {::hiera::testing::hiera_bin(), "bench-compare", a().string()},
+           {::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string(), b().string()},
+           {::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string(), "--markdown"}}) {
     const auto r = run_process(argv, "");
     EXPECT_EQ(r.exit_code, 2) << argv.size() << "\n" << r.err;
     EXPECT_NE(r.err, "");
@@ -113,7 +114,7 @@ TEST_F(BenchCompareCli, BadUsageExitsTwo) {
 }
 
 TEST_F(BenchCompareCli, HelpDefinesVerdictsAndTheExitCodes) {
-  const auto r = run_process({HIERA_BIN, "bench-compare", "--help"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench-compare", "--help"}, "");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("A verdict is a statement of correctness"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Exit codes: 0 every problem is on both sides with identical verdicts, 3 some verdict differs"),

@@ -10,6 +10,7 @@
 
 #include "subprocess.h"
 #include "temp_directory.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -20,7 +21,7 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 hiera::testing::ProcessResult hiera_in(const fs::path& dir, const std::string& env, const std::string& args) {
   return run_process({"/bin/sh", "-c", "cd " + quoted(dir.string()) + " && exec env -u HIERA_CONFIG " + env + " " +
-                                           quoted(HIERA_BIN) + " " + args},
+                                           quoted(::hiera::testing::hiera_bin()) + " " + args},
                      "", std::chrono::seconds(60));
 }
 

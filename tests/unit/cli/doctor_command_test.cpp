@@ -12,6 +12,7 @@
 #include "engine/knowledge/knowledge_base.h"
 #include "subprocess.h"
 #include "temp_directory.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -31,15 +32,15 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 hiera::testing::ProcessResult doctor(const fs::path& dir, const std::string& args = "") {
   return run_process({"/bin/sh", "-c",
                       "cd " + quoted(dir.string()) + " && exec env -u HIERA_CONFIG -u HIERA_KNOWLEDGE_DIR " +
-                          quoted(HIERA_BIN) + " doctor " + args},
+                          quoted(::hiera::testing::hiera_bin()) + " doctor " + args},
                      "", std::chrono::seconds(120));
 }
 
-std::string hiera_line() { return "ok   hiera: 0.1.0 (" + fs::canonical(HIERA_BIN).string() + ")"; }
+std::string hiera_line() { return "ok   hiera: 0.1.0 (" + fs::canonical(::hiera::testing::hiera_bin()).string() + ")"; }
 
 std::string knowledge_line() {
-  const auto kb = hiera::engine::knowledge::load_knowledge(fs::path(HIERA_SOURCE_DIR) / "knowledge");
-  return "ok   knowledge: " + (fs::path(HIERA_SOURCE_DIR) / "knowledge").string() + " (" + std::to_string(kb.recipes.size()) +
+  const auto kb = hiera::engine::knowledge::load_knowledge(fs::path(::hiera::testing::source_dir()) / "knowledge");
+  return "ok   knowledge: " + (fs::path(::hiera::testing::source_dir()) / "knowledge").string() + " (" + std::to_string(kb.recipes.size()) +
          " recipes, " + std::to_string(kb.gpus.size()) + " GPUs)";
 }
 
@@ -47,8 +48,9 @@ const std::string kNoGpu =
     "warn gpu: no GPU: optimizing needs a GPU worker; set worker.command or worker.specs, e.g. ssh://gpu-host";
 
 // The python that imports torch, as the worker finds it, and its torch version; empty without one.
-std::pair<std::string, std::string> torch_python() {
-  const auto found = run_process({fs::path(HIERA_SOURCE_DIR) / "scripts/find-torch-python"}, "", std::chrono::seconds(60));
+// (Read only where the build has a worker.)
+[[maybe_unused]] std::pair<std::string, std::string> torch_python() {
+  const auto found = run_process({fs::path(::hiera::testing::source_dir()) / "scripts/find-torch-python"}, "", std::chrono::seconds(60));
   if (found.exit_code != 0) return {};
   std::string python = found.out.substr(0, found.out.find('\n'));
   const auto version = run_process({python, "-c", "import torch, sys; sys.stdout.write(torch.__version__)"}, "",
@@ -66,7 +68,7 @@ TEST(HieraDoctor, ChecksThisMachinesCpuSetupOneLineEach) {
   EXPECT_EQ(lines[1], "ok   configuration: none found in " + fs::canonical(dir.path()).string() + " or above (the defaults apply)");
   EXPECT_EQ(lines[2], knowledge_line());
 #ifdef HIERA_HAVE_WORKER
-  const std::string worker = fs::canonical(HIERA_BIN).string() + " worker";
+  const std::string worker = fs::canonical(::hiera::testing::hiera_bin()).string() + " worker";
   EXPECT_EQ(lines[3], "ok   worker: hiera-worker 0.1.0 (" + worker + ")") << run.err;
   const auto [python, torch] = torch_python();
   if (python.empty()) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "subprocess.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -41,7 +42,7 @@ TEST(LspNotice, OnlyForATerminal) {
 // server still running when `timeout` ends it (exit 124, not the EOF exit).
 TEST(LspNotice, ATerminalGetsTheNoticeAndTheServerKeepsServing) {
   if (!std::filesystem::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) is not installed";
-  const std::string command = std::string("sleep 4 | /usr/bin/script -qec 'timeout 2 ") + HIERA_BIN + " lsp' /dev/null";
+  const std::string command = std::string("sleep 4 | /usr/bin/script -qec 'timeout 2 ") + ::hiera::testing::hiera_bin() + " lsp' /dev/null";
   const auto r = run_process({"/bin/sh", "-c", command}, "");
   EXPECT_EQ(r.exit_code, 124) << r.out << r.err;
   EXPECT_NE(r.out.find("hiera lsp: this is hiera's language server."), std::string::npos) << r.out;
@@ -49,7 +50,7 @@ TEST(LspNotice, ATerminalGetsTheNoticeAndTheServerKeepsServing) {
 }
 
 TEST(LspNotice, APipeGetsNoNotice) {
-  const auto r = run_process({HIERA_BIN, "lsp"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "lsp"}, "");
   EXPECT_EQ(r.err.find("this is hiera's language server"), std::string::npos) << r.err;
 }
 

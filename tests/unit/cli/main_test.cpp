@@ -16,6 +16,7 @@
 #include "annotated_kernel.h"
 #include "frame_assertions.h"
 #include "subprocess.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -27,10 +28,10 @@ using nlohmann::json;
 const json kInitialize = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}, {"params", {{"processId", nullptr}, {"capabilities", json::object()}}}};
 
 TEST(HieraCli, VersionAndHelp) {
-  auto version = run_process({HIERA_BIN, "--version"}, "");
+  auto version = run_process({::hiera::testing::hiera_bin(), "--version"}, "");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.out, "hiera 0.1.0\n");
-  auto help = run_process({HIERA_BIN, "--help"}, "");
+  auto help = run_process({::hiera::testing::hiera_bin(), "--help"}, "");
   EXPECT_EQ(help.exit_code, 0);
   for (const char* sub : {"lsp", "optimize", "analyze", "bench", "doctor", "worker"}) EXPECT_NE(help.out.find(sub), std::string::npos) << sub;
 }
@@ -51,7 +52,7 @@ TEST(HieraCli, OptimizeRefusesABadTargetWithExitOneAndItsReason) {
       {(dir / "m.py").string(), "no get_inputs() function"},
   };
   for (const auto& [target, message] : cases) {
-    auto r = run_process({HIERA_BIN, "optimize", target, "--quiet"}, "");
+    auto r = run_process({::hiera::testing::hiera_bin(), "optimize", target, "--quiet"}, "");
     EXPECT_EQ(r.exit_code, 1) << target;
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
@@ -60,8 +61,8 @@ TEST(HieraCli, OptimizeRefusesABadTargetWithExitOneAndItsReason) {
 }
 
 TEST(HieraCli, WorkerRunsTheSiblingWorkerOrSaysWhyNot) {
-  const auto worker = std::filesystem::path(HIERA_BIN).parent_path() / "hiera-worker";
-  auto r = run_process({HIERA_BIN, "worker", "--help"}, "");
+  const auto worker = std::filesystem::path(::hiera::testing::hiera_bin()).parent_path() / "hiera-worker";
+  auto r = run_process({::hiera::testing::hiera_bin(), "worker", "--help"}, "");
   if (std::filesystem::exists(worker)) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("--device"), std::string::npos) << r.out;
@@ -72,12 +73,12 @@ TEST(HieraCli, WorkerRunsTheSiblingWorkerOrSaysWhyNot) {
 }
 
 TEST(HieraCli, BadOptionsAreRejected) {
-  auto none = run_process({HIERA_BIN}, "");
+  auto none = run_process({::hiera::testing::hiera_bin()}, "");
   EXPECT_NE(none.exit_code, 0);
-  auto unknown = run_process({HIERA_BIN, "lsp", "--frobnicate"}, "");
+  auto unknown = run_process({::hiera::testing::hiera_bin(), "lsp", "--frobnicate"}, "");
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_NE(unknown.err.find("frobnicate"), std::string::npos);
-  auto remote = run_process({HIERA_BIN, "lsp", "--listen", "0.0.0.0:0"}, "");
+  auto remote = run_process({::hiera::testing::hiera_bin(), "lsp", "--listen", "0.0.0.0:0"}, "");
   EXPECT_EQ(remote.exit_code, 2);
   EXPECT_NE(remote.err.find("refusing to listen on non-loopback address 0.0.0.0"), std::string::npos);
 }
@@ -86,7 +87,7 @@ TEST(HieraLspProcess, ShutdownThenExitIsZeroAndStdoutHoldsOnlyFrames) {
   const std::string input = frame(kInitialize) + frame({{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object()}}) +
                             frame({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "shutdown"}}) +
                             frame({{"jsonrpc", "2.0"}, {"method", "exit"}});
-  auto r = run_process({HIERA_BIN, "lsp"}, input);
+  auto r = run_process({::hiera::testing::hiera_bin(), "lsp"}, input);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   auto messages = frames(r.out);
   ASSERT_EQ(messages.size(), 2u);
@@ -96,7 +97,7 @@ TEST(HieraLspProcess, ShutdownThenExitIsZeroAndStdoutHoldsOnlyFrames) {
 }
 
 TEST(HieraLspProcess, AbruptEofExitsOneWithoutHanging) {
-  auto r = run_process({HIERA_BIN, "lsp"}, frame(kInitialize) + "Content-Length: 50\r\n\r\n{\"jsonrpc\"");
+  auto r = run_process({::hiera::testing::hiera_bin(), "lsp"}, frame(kInitialize) + "Content-Length: 50\r\n\r\n{\"jsonrpc\"");
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 1);
   auto messages = frames(r.out);
@@ -107,7 +108,7 @@ TEST(HieraLspProcess, AbruptEofExitsOneWithoutHanging) {
 
 TEST(HieraLspProcess, GarbageAndAnOversizedClaimGetErrorsAndACleanExit) {
   const std::string input = std::string("\x00\x01garbage\r\n\r\n", 13) + "Content-Length: 100000000\r\n\r\n" ;
-  auto r = run_process({HIERA_BIN, "lsp"}, input);
+  auto r = run_process({::hiera::testing::hiera_bin(), "lsp"}, input);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 1);
   auto messages = frames(r.out);
@@ -121,7 +122,7 @@ TEST(HieraLspProcess, GarbageAndAnOversizedClaimGetErrorsAndACleanExit) {
 namespace {
 
 TEST(HieraCli, OptimizeHelpCallsTheBudgetACeiling) {
-  const auto help = run_process({HIERA_BIN, "optimize", "--help"}, "");
+  const auto help = run_process({::hiera::testing::hiera_bin(), "optimize", "--help"}, "");
   EXPECT_EQ(help.exit_code, 0);
   // CLI11 wraps long descriptions: compare with the whitespace folded.
   std::string text;
@@ -145,10 +146,10 @@ TEST(HieraCli, AKilledOptimizeLeavesNoWorkerRunning) {
   const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-kill-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto pid_file = dir / "worker.pid";
-  const std::string worker = "/bin/sh -c 'echo $$ > " + pid_file.string() + "; exec " + HIERA_FAKE_WORKER +
+  const std::string worker = "/bin/sh -c 'echo $$ > " + pid_file.string() + "; exec " + ::hiera::testing::fake_worker_bin() +
                              " --hello hang --ignore-eof --ignore-sigterm'";
   hiera::engine::ChildProcess optimize(
-      {HIERA_BIN, "optimize", std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/analysis/kernelbench_conv_chain.py",
+      {::hiera::testing::hiera_bin(), "optimize", std::string(::hiera::testing::source_dir()) + "/tests/fixtures/analysis/kernelbench_conv_chain.py",
        "--quiet", "--llm", "none", "--runs-dir", (dir / "runs").string(), "--worker", worker});
   pid_t worker_pid = -1;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -187,8 +188,8 @@ TEST(HieraCli, InvalidUtf8InAnAnnotationKeepsTheRunRecord) {
       << "// hiera: size N=1024\n// hiera: arg x inout float32[N\xff]\n// hiera: arg n scalar int32 = N\n"
          "// hiera: launch grid=(N+255)/256 block=256\n"
          "__global__ void scale(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }\n";
-  const auto r = run_process({HIERA_BIN, "optimize", (dir / "k.cu").string(), "--quiet", "--llm", "none", "--runs-dir",
-                              (dir / "runs").string(), "--worker", HIERA_FAKE_WORKER, "--json", (dir / "out.json").string()},
+  const auto r = run_process({::hiera::testing::hiera_bin(), "optimize", (dir / "k.cu").string(), "--quiet", "--llm", "none", "--runs-dir",
+                              (dir / "runs").string(), "--worker", ::hiera::testing::fake_worker_bin(), "--json", (dir / "out.json").string()},
                              "", std::chrono::seconds(60));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // The terminal gets the bytes as they are; the record gets U+FFFD in their place.
@@ -215,8 +216,8 @@ TEST(HieraCli, OptimizeWithoutAGpuWorkerStopsUnlessACpuRunIsAskedFor) {
   const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-no-gpu-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "scale.cu") << hiera::testing::annotated_scale_kernel();
-  const std::string worker = std::string(HIERA_FAKE_WORKER) + " --device none";
-  const std::vector<std::string> argv = {HIERA_BIN, "optimize", (dir / "scale.cu").string(), "--quiet", "--llm", "none",
+  const std::string worker = std::string(::hiera::testing::fake_worker_bin()) + " --device none";
+  const std::vector<std::string> argv = {::hiera::testing::hiera_bin(), "optimize", (dir / "scale.cu").string(), "--quiet", "--llm", "none",
                                          "--runs-dir", (dir / "runs").string(), "--worker", worker};
   const auto refused = run_process(argv, "", std::chrono::seconds(60));
   EXPECT_EQ(refused.exit_code, 4) << refused.err;

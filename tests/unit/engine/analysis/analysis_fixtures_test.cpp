@@ -14,6 +14,7 @@
 
 #include "engine/analysis/analysis.h"
 #include "engine/analysis/analysis_json.h"
+#include "build_paths.h"
 
 namespace hiera::engine::analysis {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kFixtures = fs::path(HIERA_SOURCE_DIR) / "tests" / "fixtures" / "analysis";
+const fs::path kFixtures = fs::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "analysis";
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

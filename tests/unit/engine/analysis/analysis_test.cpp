@@ -11,12 +11,13 @@
 #include <sstream>
 
 #include "engine/analysis/analysis_json.h"
+#include "build_paths.h"
 
 namespace hiera::engine::analysis {
 namespace {
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(HIERA_SOURCE_DIR) / "tests" / "fixtures" / "analysis" / name, std::ios::binary);
+  std::ifstream in(std::filesystem::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "analysis" / name, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

@@ -9,12 +9,13 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include "build_paths.h"
 
 namespace hiera::engine::analysis {
 namespace {
 
 TEST(HintRulesTest, EveryRuleHasAnExplanationAndAnExistingRecipe) {
-  const auto recipes = std::filesystem::path(HIERA_SOURCE_DIR) / "knowledge" / "recipes";
+  const auto recipes = std::filesystem::path(::hiera::testing::source_dir()) / "knowledge" / "recipes";
   std::set<std::string_view> ids;
   for (const auto& rule : hint_rules()) {
     SCOPED_TRACE(std::string(rule.id));

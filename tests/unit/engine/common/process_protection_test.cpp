@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/common/child_process.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ TEST(ProcessProtection, MakesTheProcessUndumpable) {
 // everything is readable anyway and there is nothing to see.
 TEST(ProcessProtection, HieraIsNotDumpable) {
   if (::geteuid() == 0) GTEST_SKIP() << "running as root: /proc/PID ownership does not tell";
-  hiera::engine::ChildProcess lsp({HIERA_BIN, "lsp"});
+  hiera::engine::ChildProcess lsp({::hiera::testing::hiera_bin(), "lsp"});
   struct stat info {};
   const std::string environ_file = "/proc/" + std::to_string(lsp.pid()) + "/environ";
   // Right after exec the flag may not be set yet: look until it is, or give up.

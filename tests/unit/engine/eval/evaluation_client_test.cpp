@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "build_paths.h"
 
 namespace hiera::engine::eval {
 namespace {
@@ -14,7 +15,7 @@ using ::testing::HasSubstr;
 
 WorkerPoolOptions fakes(std::size_t n) {
   WorkerPoolOptions options;
-  for (std::size_t i = 0; i < n; ++i) options.commands.push_back({HIERA_FAKE_WORKER, "--device", std::to_string(i)});
+  for (std::size_t i = 0; i < n; ++i) options.commands.push_back({::hiera::testing::fake_worker_bin(), "--device", std::to_string(i)});
   options.handshake_timeout = 30s;
   return options;
 }

@@ -8,6 +8,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "build_paths.h"
 
 namespace hiera::engine::eval {
 namespace {
@@ -21,7 +22,7 @@ constexpr auto kLong = 30s;
 
 WorkerPoolOptions pool_of(std::size_t workers) {
   WorkerPoolOptions options;
-  for (std::size_t i = 0; i < workers; ++i) options.commands.push_back({HIERA_FAKE_WORKER});
+  for (std::size_t i = 0; i < workers; ++i) options.commands.push_back({::hiera::testing::fake_worker_bin()});
   options.handshake_timeout = kLong;
   return options;
 }
@@ -115,7 +116,7 @@ TEST(WorkerPoolRequeueTest, AJobWhoseWorkerIsKilledMidJobCompletesOnAnother) {
   const LostAttempt& attempt = outcome.lost_attempts[0];
   EXPECT_EQ(attempt.worker, static_cast<int>(lost));
   EXPECT_EQ(attempt.worker_pid, lost_pid);
-  EXPECT_EQ(attempt.worker_command, std::vector<std::string>{HIERA_FAKE_WORKER});
+  EXPECT_EQ(attempt.worker_command, std::vector<std::string>{::hiera::testing::fake_worker_bin()});
   EXPECT_EQ(attempt.failure.kind, WorkerFailureKind::Died);
   EXPECT_EQ(attempt.failure.signal, SIGKILL);
   EXPECT_THAT(attempt.failure.message, HasSubstr("worker died (signal 9 SIGKILL) during evaluate"));
@@ -161,7 +162,7 @@ TEST(WorkerPoolRequeueTest, AJobThatKillsEveryWorkerIsRequeuedOnlyOnce) {
   // The message says both: this death, and the earlier one on the other worker.
   EXPECT_THAT(outcome.failure->message, HasSubstr("worker died (exit status 1) during evaluate: "));
   EXPECT_THAT(outcome.failure->message,
-              HasSubstr("(after worker " + std::to_string(workers[0]) + " (" + std::string(HIERA_FAKE_WORKER) +
+              HasSubstr("(after worker " + std::to_string(workers[0]) + " (" + std::string(::hiera::testing::fake_worker_bin()) +
                         ") was lost under it: worker died (exit status 1) during evaluate"));
   EXPECT_EQ(total_jobs(pool), 2u);
 }
@@ -209,7 +210,7 @@ TEST(WorkerPoolRequeueTest, WithOneWorkerAJobThatKillsItIsRunOnlyTwice) {
   EXPECT_EQ(outcome.lost_attempts[0].worker, 0);
   EXPECT_NE(outcome.lost_attempts[0].worker_pid, outcome.worker_pid);
   EXPECT_THAT(outcome.failure->message,
-              HasSubstr("(after worker 0 (" + std::string(HIERA_FAKE_WORKER) +
+              HasSubstr("(after worker 0 (" + std::string(::hiera::testing::fake_worker_bin()) +
                         ") was lost under it: worker died (exit status 1) during evaluate"));
   EXPECT_EQ(total_jobs(pool), 2u);
 }
@@ -311,8 +312,8 @@ TEST(WorkerPoolAllocationTest, AnEndedAllocationFailsJobsWithItsReason) {
   const JobOutcome outcome = get(future);
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.failure->kind, WorkerFailureKind::Died);
-  EXPECT_EQ(outcome.failure->message, "no worker could be started: worker 0 (" + std::string(HIERA_FAKE_WORKER) +
-                                          "): cannot start " + HIERA_FAKE_WORKER + ": Slurm job 7 has ended (CANCELLED)");
+  EXPECT_EQ(outcome.failure->message, "no worker could be started: worker 0 (" + std::string(::hiera::testing::fake_worker_bin()) +
+                                          "): cannot start " + ::hiera::testing::fake_worker_bin() + ": Slurm job 7 has ended (CANCELLED)");
 }
 
 TEST(WorkerPoolAllocationTest, ShutdownEndsAPendingWait) {

@@ -10,6 +10,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "build_paths.h"
 
 namespace hiera::engine::eval {
 namespace {
@@ -22,7 +23,7 @@ using ::testing::HasSubstr;
 constexpr auto kLong = 30s;
 
 std::vector<std::string> fake(std::vector<std::string> args = {}) {
-  std::vector<std::string> command{HIERA_FAKE_WORKER};
+  std::vector<std::string> command{::hiera::testing::fake_worker_bin()};
   command.insert(command.end(), args.begin(), args.end());
   return command;
 }

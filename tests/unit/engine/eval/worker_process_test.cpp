@@ -11,6 +11,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "build_paths.h"
 
 namespace hiera::engine::eval {
 namespace {
@@ -27,7 +28,7 @@ constexpr auto kLong = 20s;
 
 WorkerConfig fake(std::vector<std::string> args = {}) {
   WorkerConfig config;
-  config.command = {HIERA_FAKE_WORKER};
+  config.command = {::hiera::testing::fake_worker_bin()};
   config.command.insert(config.command.end(), args.begin(), args.end());
   config.handshake_timeout = kLong;
   config.kill_grace = 2s;

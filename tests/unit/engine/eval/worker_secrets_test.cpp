@@ -14,6 +14,7 @@
 #include "engine/eval/redacted_json.h"
 #include "engine/eval/worker_pool.h"
 #include "engine/eval/worker_process.h"
+#include "build_paths.h"
 
 namespace hiera::engine::eval {
 namespace {
@@ -37,7 +38,7 @@ SecretRedactor secrets() {
 // The fake worker behind a shell that first writes the secret to stderr (as a
 // candidate printing it would), then becomes the worker.
 std::vector<std::string> leaking_worker() {
-  return {"/bin/sh", "-c", "echo \"startup: key " + kSecret + "\" >&2; exec \"$0\"", HIERA_FAKE_WORKER};
+  return {"/bin/sh", "-c", "echo \"startup: key " + kSecret + "\" >&2; exec \"$0\"", ::hiera::testing::fake_worker_bin()};
 }
 
 WorkerPoolOptions pool_options() {
@@ -95,7 +96,7 @@ TEST(WorkerSecrets, AWorkerStartsWithoutTheSecretsInItsEnvironment) {
   ::setenv(kName.c_str(), kSecret.c_str(), 1);
   ::setenv("HIERA_TEST_VISIBLE", "yes", 1);
   WorkerConfig config;
-  config.command = {"/bin/sh", "-c", "env | grep ^HIERA_TEST_ | sort >&2; exec \"$0\"", HIERA_FAKE_WORKER};
+  config.command = {"/bin/sh", "-c", "env | grep ^HIERA_TEST_ | sort >&2; exec \"$0\"", ::hiera::testing::fake_worker_bin()};
   config.handshake_timeout = kLong;
   config.secrets.add_from_environment(kName);
   WorkerProcess worker(config);

@@ -14,6 +14,7 @@
 
 #include "engine/spec/clause_registry.h"
 #include "temp_directory.h"
+#include "build_paths.h"
 
 namespace hiera::engine::facade {
 namespace {
@@ -150,7 +151,7 @@ TEST(ConfigurationFile, WarnsAboutEachUnknownKeyNamingItAndTheFile) {
 }
 
 TEST(ConfigurationSchema, TheEmbeddedSchemaIsDocsConfigSchemaJson) {
-  EXPECT_EQ(configuration_schema(), json::parse(read_text(fs::path(HIERA_SOURCE_DIR) / "docs/config.schema.json")));
+  EXPECT_EQ(configuration_schema(), json::parse(read_text(fs::path(::hiera::testing::source_dir()) / "docs/config.schema.json")));
 }
 
 const json& properties(const std::vector<std::string>& path) {
@@ -172,7 +173,7 @@ std::set<std::string> keys_of(const json& object) {
 // the markers `from` and `to` when given.
 std::set<std::string> keys_read(const std::string& file, const std::string& pattern, const std::string& from = {},
                                 const std::string& to = {}) {
-  std::string text = read_text(fs::path(HIERA_SOURCE_DIR) / file);
+  std::string text = read_text(fs::path(::hiera::testing::source_dir()) / file);
   if (!from.empty()) {
     const auto begin = text.find(from);
     const auto end = text.find(to, begin);

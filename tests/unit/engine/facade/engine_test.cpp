@@ -9,6 +9,7 @@
 
 #include "temp_directory.h"
 #include "annotated_kernel.h"
+#include "build_paths.h"
 
 namespace hiera::engine::facade {
 namespace {
@@ -20,7 +21,7 @@ const std::string kKernel = hiera::testing::annotated_scale_kernel();
 class EngineTest : public ::testing::Test {
  protected:
   hiera::testing::TempDirectory dir{"hiera-engine-"};
-  Engine engine{EngineOptions{HIERA_BIN, "hiera test", dir.path() / "runs"}};
+  Engine engine{EngineOptions{::hiera::testing::hiera_bin(), "hiera test", dir.path() / "runs"}};
 
   EngineConfig config(std::vector<std::string> worker) {
     EngineConfig c;
@@ -39,7 +40,7 @@ class EngineTest : public ::testing::Test {
 };
 
 TEST_F(EngineTest, RunsShareOnePoolStartedByTheFirst) {
-  const auto c = config({HIERA_FAKE_WORKER});
+  const auto c = config({::hiera::testing::fake_worker_bin()});
   engine.configure(c);
   EXPECT_EQ(engine.pools_started(), 0);  // lazily: configuring starts no worker
   EXPECT_EQ(engine.worker_count(), 1u);
@@ -54,13 +55,13 @@ TEST_F(EngineTest, RunsShareOnePoolStartedByTheFirst) {
 }
 
 TEST_F(EngineTest, OtherSettingsKeepThePoolOtherWorkersRestartIt) {
-  auto c = config({HIERA_FAKE_WORKER});
+  auto c = config({::hiera::testing::fake_worker_bin()});
   ASSERT_TRUE(engine.run(c, measure_request()).reference_timing);
   c.args.budget = 2;  // not the workers: the same pool
   ASSERT_TRUE(engine.run(c, measure_request()).reference_timing);
   EXPECT_EQ(engine.pools_started(), 1);
   EXPECT_EQ(engine.default_options().budget, 2);
-  auto other = config({HIERA_FAKE_WORKER, "--candidate-ms", "0.05"});
+  auto other = config({::hiera::testing::fake_worker_bin(), "--candidate-ms", "0.05"});
   ASSERT_TRUE(engine.run(other, measure_request()).reference_timing);
   EXPECT_EQ(engine.pools_started(), 2);
   engine.shutdown();  // the next run starts a new one
@@ -69,8 +70,8 @@ TEST_F(EngineTest, OtherSettingsKeepThePoolOtherWorkersRestartIt) {
 }
 
 TEST_F(EngineTest, ABadConfigurationThrowsAndKeepsTheCurrentOne) {
-  engine.configure(config({HIERA_FAKE_WORKER}));
-  auto bad = config({HIERA_FAKE_WORKER});
+  engine.configure(config({::hiera::testing::fake_worker_bin()}));
+  auto bad = config({::hiera::testing::fake_worker_bin()});
   bad.args.llm = "no-such-endpoint";
   EXPECT_THROW(engine.configure(bad), std::runtime_error);
   EXPECT_TRUE(engine.configured());

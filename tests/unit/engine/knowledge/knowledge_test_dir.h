@@ -8,10 +8,11 @@
 #include <string>
 
 #include "temp_directory.h"
+#include "build_paths.h"
 
 namespace hiera::engine::knowledge::testing {
 
-inline std::filesystem::path source_knowledge_dir() { return std::filesystem::path(HIERA_SOURCE_DIR) / "knowledge"; }
+inline std::filesystem::path source_knowledge_dir() { return std::filesystem::path(::hiera::testing::source_dir()) / "knowledge"; }
 
 // A copy of the real knowledge directory at path().
 class KnowledgeCopy {

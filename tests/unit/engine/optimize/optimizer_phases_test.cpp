@@ -18,6 +18,7 @@
 #include "engine/propose/prompt_builder.h"
 #include "temp_directory.h"
 #include "annotated_kernel.h"
+#include "build_paths.h"
 
 namespace hiera::engine::optimize {
 namespace {
@@ -93,7 +94,7 @@ class OptimizerPhases : public ::testing::Test {
   OptimizerPhases() : pool_(pool_options()), client_(pool_) {}
   static eval::WorkerPoolOptions pool_options() {
     eval::WorkerPoolOptions o;
-    o.commands.push_back({HIERA_FAKE_WORKER, "--candidate-ms", "0.05"});  // faster beyond the reference's spread
+    o.commands.push_back({::hiera::testing::fake_worker_bin(), "--candidate-ms", "0.05"});  // faster beyond the reference's spread
     o.handshake_timeout = 30s;
     return o;
   }

@@ -9,13 +9,14 @@
 
 #include "temp_directory.h"
 #include "thrown_message.h"
+#include "build_paths.h"
 
 namespace hiera::engine::optimize {
 namespace {
 
 using nlohmann::json;
 
-const std::filesystem::path kExe = HIERA_BIN;
+const std::filesystem::path kExe = ::hiera::testing::hiera_bin();
 
 TEST(EngineOptimizerSetup, WorkerArgvIsUsedAsGivenAndCommandLinesAreSplit) {
   hiera::testing::TempDirectory runs("hiera-setup-");

@@ -12,6 +12,7 @@
 #include "engine/optimize/optimizer.h"
 #include "temp_directory.h"
 #include "annotated_kernel.h"
+#include "build_paths.h"
 
 namespace hiera::engine::optimize {
 namespace {
@@ -55,7 +56,7 @@ TEST(OptimizerTimeBreakdown, TheWorkersPhasesOfEveryCandidateAndTheDeliveryAreSu
   hiera::testing::TempDirectory dir("hiera-optimizer-time-");
   eval::WorkerPoolOptions pool_options;
   // Every canned evaluation reports these phases; "note" is no number and is left out.
-  pool_options.commands.push_back({HIERA_FAKE_WORKER, "--candidate-ms", "0.05", "--phases-ms",
+  pool_options.commands.push_back({::hiera::testing::fake_worker_bin(), "--candidate-ms", "0.05", "--phases-ms",
                                    R"({"compile": 1500, "verify": 2250, "time": 500, "note": "n/a"})"});
   pool_options.handshake_timeout = 30s;
   eval::WorkerPool pool(pool_options);
@@ -131,7 +132,7 @@ TEST(OptimizerTimeBreakdown, TheWorkersPhasesOfEveryCandidateAndTheDeliveryAreSu
 TEST(OptimizerTimeBreakdown, AWorkerWithoutPhasesLeavesTheSumsEmpty) {
   hiera::testing::TempDirectory dir("hiera-optimizer-time-");
   eval::WorkerPoolOptions pool_options;
-  pool_options.commands.push_back({HIERA_FAKE_WORKER});
+  pool_options.commands.push_back({::hiera::testing::fake_worker_bin()});
   pool_options.handshake_timeout = 30s;
   eval::WorkerPool pool(pool_options);
   knowledge::KnowledgeBase knowledge;

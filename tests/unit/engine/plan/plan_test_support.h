@@ -17,15 +17,12 @@
 #include "engine/plan/planner.h"
 #include "engine/plan/regions.h"
 #include "engine/plan/roofline.h"
-
-#ifndef HIERA_SOURCE_DIR
-#error "HIERA_SOURCE_DIR must name the source tree (the unit test target defines it)"
-#endif
+#include "build_paths.h"
 
 namespace hiera::engine::plan::testing {
 
 inline nlohmann::json load_fixture(const std::string& name) {
-  const std::string path = std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/profiles/" + name;
+  const std::string path = std::string(::hiera::testing::source_dir()) + "/tests/fixtures/profiles/" + name;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   std::stringstream text;

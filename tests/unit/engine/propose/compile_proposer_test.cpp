@@ -11,13 +11,14 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include "build_paths.h"
 
 namespace hiera::engine::propose {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFixtures = fs::path(HIERA_SOURCE_DIR) / "tests" / "fixtures" / "propose" / "compile";
+const fs::path kFixtures = fs::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "propose" / "compile";
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,6 +17,7 @@
 #include "engine/spec/kernel_annotation_lines.h"
 #include "engine/spec/launch_contract_inference.h"
 #include "engine/spec/spec_builder.h"
+#include "build_paths.h"
 
 namespace hiera::engine::spec {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace an = engine::analysis;
 
-const fs::path kFixtures = fs::path(HIERA_SOURCE_DIR) / "tests" / "fixtures" / "launch_contract";
+const fs::path kFixtures = fs::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "launch_contract";
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

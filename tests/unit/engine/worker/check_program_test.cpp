@@ -11,13 +11,14 @@
 
 #include "engine/worker/check_program.h"
 #include "engine/worker/nvrtc_compiler.h"
+#include "build_paths.h"
 
 namespace {
 
 using namespace hiera::engine::worker;
 
 std::string read_source(const std::string& path) {
-  std::ifstream in(std::filesystem::path(HIERA_SOURCE_DIR) / path, std::ios::binary);
+  std::ifstream in(std::filesystem::path(::hiera::testing::source_dir()) / path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 

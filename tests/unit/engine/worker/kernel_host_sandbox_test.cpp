@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "engine/worker/kernel_host_sandbox.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ TEST(KernelHostSandbox, TheListIsOneNameALineWithoutCommentsOrBlanks) {
 }
 
 TEST(KernelHostSandbox, TheEmbeddedListIsTheRunnersFile) {
-  std::ifstream in(std::string(HIERA_SOURCE_DIR) + "/engine/worker/python/hiera_runner/denied_syscalls.txt");
+  std::ifstream in(std::string(::hiera::testing::source_dir()) + "/engine/worker/python/hiera_runner/denied_syscalls.txt");
   ASSERT_TRUE(in) << "denied_syscalls.txt not found";
   std::ostringstream text;
   text << in.rdbuf();

@@ -20,6 +20,7 @@
 #include "engine/worker/kernel_host.h"
 #include "engine/worker/kernel_host_sandbox.h"
 #include "thrown_message.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -80,7 +81,7 @@ TEST_F(KernelHostTest, ASecretVariableIsAbsentInTheHostProcess) {
 }
 
 TEST_F(KernelHostTest, TheRealHostSaysReadyWithItsProtections) {
-  KernelHost host({HIERA_WORKER_BIN, "--kernel-host", "--parent", std::to_string(::getpid())});
+  KernelHost host({::hiera::testing::worker_bin(), "--kernel-host", "--parent", std::to_string(::getpid())});
   const auto& ready = host.ready(std::chrono::seconds(60));
   EXPECT_GT(ready.pid, 0);
   for (const char* name : {"dies_with_parent", "no_network", "read_only_user_files", "hidden_secret_places", "resource_limits",

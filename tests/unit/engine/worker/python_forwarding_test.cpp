@@ -15,6 +15,7 @@
 
 #include "protocol/framing.h"
 #include "subprocess.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -103,7 +104,7 @@ TEST_F(PythonForwarding, RelaysAnswersAndRestartsTheRunnerAfterADeathOrARequest)
     input += hiera::protocol::FrameWriter::encode(job(++id, method, mode).dump());
   }
   input += hiera::protocol::FrameWriter::encode(json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "shutdown"}}.dump());
-  auto r = run_process({HIERA_WORKER_BIN, "--python", "python3", "--cache-dir", (root_ / "cache").string()}, input,
+  auto r = run_process({::hiera::testing::worker_bin(), "--python", "python3", "--cache-dir", (root_ / "cache").string()}, input,
                        std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   hiera::protocol::FrameReader reader;

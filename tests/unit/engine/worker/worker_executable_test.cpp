@@ -14,6 +14,7 @@
 #include "protocol/framing.h"
 #include "frame_assertions.h"
 #include "subprocess.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ class HieraWorkerProcess : public ::testing::Test {
     std::string input = raw_prefix;
     for (const auto& m : messages) input += frame(m);
     // --python points at a missing interpreter, so hello does not spend seconds importing torch.
-    return run_process({HIERA_WORKER_BIN, "--cache-dir", cache_.string(), "--python", "/nonexistent/python3"}, input,
+    return run_process({::hiera::testing::worker_bin(), "--cache-dir", cache_.string(), "--python", "/nonexistent/python3"}, input,
                        std::chrono::seconds(60));
   }
   std::filesystem::path cache_;
@@ -207,13 +208,13 @@ TEST_F(HieraWorkerProcess, PytorchJobsWhoseRunnerCannotStartFailAsRuntime) {
 }
 
 TEST_F(HieraWorkerProcess, HelpAndVersionGoToStdout) {
-  auto help = run_process({HIERA_WORKER_BIN, "--help"}, "");
+  auto help = run_process({::hiera::testing::worker_bin(), "--help"}, "");
   EXPECT_EQ(help.exit_code, 0);
   for (const char* option : {"--device", "--cache-dir", "--python"}) EXPECT_NE(help.out.find(option), std::string::npos) << option;
-  auto version = run_process({HIERA_WORKER_BIN, "--version"}, "");
+  auto version = run_process({::hiera::testing::worker_bin(), "--version"}, "");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("0.1.0"), std::string::npos);
-  EXPECT_NE(run_process({HIERA_WORKER_BIN, "--device", "-1"}, "").exit_code, 0);
+  EXPECT_NE(run_process({::hiera::testing::worker_bin(), "--device", "-1"}, "").exit_code, 0);
 }
 
 }  // namespace

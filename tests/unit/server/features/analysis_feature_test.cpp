@@ -10,6 +10,7 @@
 #include "engine/knowledge/knowledge_base.h"
 #include "memory_transport.h"
 #include "server/lsp_server.h"
+#include "build_paths.h"
 
 namespace hiera::server {
 namespace {
@@ -58,7 +59,7 @@ const std::string kPy =
     "def get_init_inputs():\n"
     "    return []\n";
 
-const std::string kRecipes = "file://" + std::string(HIERA_SOURCE_DIR) + "/knowledge/recipes/";
+const std::string kRecipes = "file://" + std::string(::hiera::testing::source_dir()) + "/knowledge/recipes/";
 
 json range(int l0, int c0, int l1, int c1) {
   return {{"start", {{"line", l0}, {"character", c0}}}, {"end", {{"line", l1}, {"character", c1}}}};
@@ -66,7 +67,7 @@ json range(int l0, int c0, int l1, int c1) {
 
 std::shared_ptr<const engine::knowledge::KnowledgeBase> source_knowledge() {
   static const auto knowledge = std::make_shared<const engine::knowledge::KnowledgeBase>(
-      engine::knowledge::load_knowledge(std::string(HIERA_SOURCE_DIR) + "/knowledge"));
+      engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge"));
   return knowledge;
 }
 

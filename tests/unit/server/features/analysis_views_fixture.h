@@ -12,6 +12,7 @@
 #include "memory_transport.h"
 #include "server/features/analysis_feature.h"
 #include "server/lsp_server.h"
+#include "build_paths.h"
 
 namespace hiera::server::views_test {
 
@@ -75,7 +76,7 @@ inline json position(int line, int character) { return {{"line", line}, {"charac
 
 inline std::shared_ptr<const engine::knowledge::KnowledgeBase> source_knowledge() {
   static const auto knowledge = std::make_shared<const engine::knowledge::KnowledgeBase>(
-      engine::knowledge::load_knowledge(std::string(HIERA_SOURCE_DIR) + "/knowledge"));
+      engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge"));
   return knowledge;
 }
 

@@ -3,6 +3,7 @@
 #include "server/features/estimate_target.h"
 
 #include <gtest/gtest.h>
+#include "build_paths.h"
 
 namespace hiera::server {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 const engine::knowledge::KnowledgeBase& knowledge() {
-  static const auto kb = engine::knowledge::load_knowledge(std::string(HIERA_SOURCE_DIR) + "/knowledge");
+  static const auto kb = engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge");
   return kb;
 }
 

@@ -20,6 +20,7 @@
 #include "server/lsp_server.h"
 #include "temp_directory.h"
 #include "annotated_kernel.h"
+#include "build_paths.h"
 
 namespace hiera::server {
 namespace {
@@ -53,7 +54,7 @@ class SymbolJobsTest : public ::testing::Test {
   std::shared_ptr<MeasurementStore> store = std::make_shared<MeasurementStore>();
   // The server's one engine, held here too to see its pool.
   std::shared_ptr<engine::facade::Engine> facade =
-      std::make_shared<engine::facade::Engine>(engine::facade::EngineOptions{HIERA_BIN, "hiera lsp", ".hiera/runs"});
+      std::make_shared<engine::facade::Engine>(engine::facade::EngineOptions{::hiera::testing::hiera_bin(), "hiera lsp", ".hiera/runs"});
   std::unique_ptr<LspServer> server;
   std::future<int> exit_code;
   hiera::testing::HttpTestServer llm;
@@ -61,7 +62,7 @@ class SymbolJobsTest : public ::testing::Test {
   int next_id = 100;
 
   json settings(const std::string& llm_url) {
-    return {{"worker", {{"command", {HIERA_FAKE_WORKER, "--candidate-ms", "0.05"}}}},
+    return {{"worker", {{"command", {::hiera::testing::fake_worker_bin(), "--candidate-ms", "0.05"}}}},
             {"budget", {{"candidates", 1}}},
             {"llm", {{"endpoint", llm_url}, {"model", "scripted-model"}, {"maxRetries", 0}}},
             {"runsDir", (dir.path() / "runs").string()}};
@@ -282,12 +283,12 @@ TEST_F(SymbolJobsTest, ProfileMeasuresTheReferenceOnlyAndRecordsIt) {
 
 TEST_F(SymbolJobsTest, WithoutAGpuWorkerAJobStopsBeforeItRunsAndSaysWhatIsNeeded) {
   json options = settings(llm.base_url());
-  options["worker"]["command"] = {HIERA_FAKE_WORKER, "--device", "none"};
+  options["worker"]["command"] = {::hiera::testing::fake_worker_bin(), "--device", "none"};
   start(full_capabilities(), options);
   const std::string id = command("hiera.optimizeSymbol", symbol_arg())["result"]["jobId"];
   answer(wait_method("window/workDoneProgress/create"), nullptr);
   const std::string expected =
-      "scale: not started: no GPU: no worker has one (" + std::string(HIERA_FAKE_WORKER) +
+      "scale: not started: no GPU: no worker has one (" + std::string(::hiera::testing::fake_worker_bin()) +
       " --device none answered without a CUDA device). Profiling and optimizing need a GPU worker: set worker.command to "
       "one (e.g. [\"ssh://gpu-host\"], a host with a GPU and hiera installed) or list several in worker.specs "
       "([\"ssh://gpu-host\", \"slurm:gpu,gres=gpu:1\"]); or ask for a CPU run with worker.device: \"cpu\" "
@@ -302,7 +303,7 @@ TEST_F(SymbolJobsTest, WithoutAGpuWorkerAJobStopsBeforeItRunsAndSaysWhatIsNeeded
 
 TEST_F(SymbolJobsTest, AskedForACpuRunAJobRunsOnAWorkerWithoutAGpu) {
   json options = settings(llm.base_url());
-  options["worker"] = {{"command", {HIERA_FAKE_WORKER, "--device", "none"}}, {"device", "cpu"}};
+  options["worker"] = {{"command", {::hiera::testing::fake_worker_bin(), "--device", "none"}}, {"device", "cpu"}};
   start(full_capabilities(), options);
   const std::string id = command("hiera.profileSymbol", symbol_arg())["result"]["jobId"];
   answer(wait_method("window/workDoneProgress/create"), nullptr);
@@ -358,7 +359,7 @@ class FakeSlurmOnPath {
     tool("sbatch", "echo '42;cluster'\n");
     tool("squeue", "head -n 1 " + states + "\nif [ $(wc -l < " + states + ") -gt 1 ]; then sed -i 1d " + states + "; fi\n");
     tool("scancel", "");
-    tool("srun", std::string("exec ") + HIERA_FAKE_WORKER + " --candidate-ms 0.05\n");
+    tool("srun", std::string("exec ") + ::hiera::testing::fake_worker_bin() + " --candidate-ms 0.05\n");
     ::setenv("PATH", (bin_.string() + ":" + old_path_).c_str(), 1);
   }
   ~FakeSlurmOnPath() { ::setenv("PATH", old_path_.c_str(), 1); }

@@ -10,11 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/graph/op_graph.h"
+#include "build_paths.h"
 
 namespace hiera::testing {
 
 inline std::string graph_fixture_path(const std::string& name, const std::string& extension) {
-  return std::string(HIERA_SOURCE_DIR) + "/tests/fixtures/graphs/" + name + extension;
+  return std::string(::hiera::testing::source_dir()) + "/tests/fixtures/graphs/" + name + extension;
 }
 
 inline std::string read_graph_fixture_file(const std::string& path) {

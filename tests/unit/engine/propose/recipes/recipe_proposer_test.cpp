@@ -10,6 +10,7 @@
 #include "engine/propose/recipes/recipe_proposer.h"
 #include "engine/propose/recipes/module_emitter.h"
 #include "graph_fixtures.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -259,7 +260,7 @@ TEST(RecipeProposer, HonoursCancellation) {
 namespace {
 
 TEST(RecipeProposer, S3UsesTheGeneratedKernelsOfTheKnowledgeBase) {
-  const auto kb = hiera::engine::knowledge::load_knowledge(std::string(HIERA_SOURCE_DIR) + "/knowledge");
+  const auto kb = hiera::engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge");
   RecipeProposer proposer(kb);
   Step s = step("activations", knowledge::Space::S3, 1);
   s.request.graph = &s.graph;

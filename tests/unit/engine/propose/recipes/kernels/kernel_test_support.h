@@ -10,6 +10,7 @@
 #include "engine/knowledge/knowledge_base.h"
 #include "engine/propose/recipes/kernels/kernel_rewrites.h"
 #include "engine/propose/recipes/replacement.h"
+#include "build_paths.h"
 #ifdef HIERA_HAVE_WORKER
 #include "engine/worker/nvrtc_compiler.h"
 #endif
@@ -18,7 +19,7 @@ namespace hiera::testing {
 
 inline const engine::knowledge::KnowledgeBase& source_knowledge() {
   static const engine::knowledge::KnowledgeBase kb =
-      engine::knowledge::load_knowledge(std::filesystem::path(HIERA_SOURCE_DIR) / "knowledge");
+      engine::knowledge::load_knowledge(std::filesystem::path(::hiera::testing::source_dir()) / "knowledge");
   return kb;
 }
 
