@@ -16,10 +16,12 @@ namespace {
 using hiera::testing::run_process;
 using nlohmann::json;
 
-const std::string kFixtures = std::string(::hiera::testing::source_dir()) + "/tests/fixtures/analysis/";
+const std::string kFixtures = ::hiera::testing::source_dir() + "/tests/fixtures/analysis/";
 
 TEST(AnalyzeCommand, JsonWithRooflineEstimatesOnTheChosenGpu) {
-  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "kernelbench_conv_chain.py", "--json", "--gpu", "h100_sxm"}, "");
+  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "kernelbench_conv_chain.py",
+                              "--json", "--gpu", "h100_sxm"},
+                             "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["file"].get<std::string>(), kFixtures + "kernelbench_conv_chain.py");
@@ -59,7 +61,8 @@ TEST(AnalyzeCommand, AnnotationsGiveAKernelItsWork) {
 }
 
 TEST(AnalyzeCommand, ReadableListingWithOneBasedPositions) {
-  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--gpu", "none"}, "");
+  const auto r =
+      run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--gpu", "none"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("launches.cu (cuda): 3 kernel and device functions, 5 launch sites, 5 hints, 0 problems"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  28:26   error cuda.block_size: block of 2048 threads: more than 1024, the launch of 'accumulate' fails"),
@@ -81,7 +84,8 @@ TEST(AnalyzeCommand, AModulesTotalFusesWhatHieraFusesAndSaysTheOpByOpTime) {
 }
 
 TEST(AnalyzeCommand, HalfTypedCodeStillExitsZeroWithItsProblems) {
-  const auto r = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "broken_python.py", "--json", "--gpu", "none"}, "");
+  const auto r = run_process(
+      {::hiera::testing::hiera_bin(), "analyze", kFixtures + "broken_python.py", "--json", "--gpu", "none"}, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["problems"].size(), 4u);
 }
@@ -98,7 +102,7 @@ TEST(AnalyzeCommand, UnreadableFileIsExitOne) {
 }
 
 TEST(AnalyzeCommand, GpuTakesTheUsualNamesInAnyCase) {
-  const std::string kernel = std::string(::hiera::testing::source_dir()) + "/tests/fixtures/optimize/strided_scaled_relu.cu";
+  const std::string kernel = ::hiera::testing::source_dir() + "/tests/fixtures/optimize/strided_scaled_relu.cu";
   const auto by_id = run_process({::hiera::testing::hiera_bin(), "analyze", kernel, "--gpu", "a100_sxm_80gb"}, "");
   ASSERT_EQ(by_id.exit_code, 0) << by_id.err;
   EXPECT_NE(by_id.out.find(" on a100_sxm_80gb"), std::string::npos) << by_id.out;
@@ -117,10 +121,12 @@ TEST(AnalyzeCommand, GpuTakesTheUsualNamesInAnyCase) {
 }
 
 TEST(AnalyzeCommand, BadUsageIsExitTwo) {
-  const auto unsupported = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "../profiles/README.md"}, "");
+  const auto unsupported =
+      run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "../profiles/README.md"}, "");
   EXPECT_EQ(unsupported.exit_code, 2);
   EXPECT_NE(unsupported.err.find("not a CUDA (.cu, .cuh) or Python (.py) file"), std::string::npos) << unsupported.err;
-  const auto gpu = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--gpu", "tpu9"}, "");
+  const auto gpu =
+      run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--gpu", "tpu9"}, "");
   EXPECT_EQ(gpu.exit_code, 2);
   EXPECT_NE(gpu.err.find("--gpu: unknown GPU \"tpu9\""), std::string::npos) << gpu.err;
   EXPECT_NE(gpu.err.find("; accepted: a knowledge GPU id (a100_sxm_80gb, h100_pcie, h100_sxm, h200, l40s, rtx_4090) or a name "
@@ -129,7 +135,8 @@ TEST(AnalyzeCommand, BadUsageIsExitTwo) {
       << gpu.err;
   const auto missing = run_process({::hiera::testing::hiera_bin(), "analyze"}, "");
   EXPECT_EQ(missing.exit_code, 2);
-  const auto unknown_flag = run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--jsno"}, "");
+  const auto unknown_flag =
+      run_process({::hiera::testing::hiera_bin(), "analyze", kFixtures + "launches.cu", "--jsno"}, "");
   EXPECT_EQ(unknown_flag.exit_code, 2);
 }
 

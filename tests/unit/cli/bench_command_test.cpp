@@ -66,11 +66,16 @@ TEST(BenchUsage, BadUsageExitsTwoWithItsReason) {
   const std::string out = (dir.path() / "out").string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{::hiera::testing::hiera_bin(), "bench"}, "dir is required"},
-      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--baseline", "eager,inductor"}, "--baseline: 'inductor' is not a baseline (eager, compile)"},
-      {{::hiera::testing::hiera_bin(), "bench", (dir.path() / "missing").string(), "--out", out}, (dir.path() / "missing").string() + ": not a directory"},
-      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--filter", "("}, "--filter '(': not a valid regular expression"},
-      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--filter", "^norm/"}, suite + ": no problems matching --filter '^norm/'"},
-      {{::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite" / "fusion" / "..").string() + "/fusion/", "--out", out, "--filter", "x"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--baseline", "eager,inductor"},
+       "--baseline: 'inductor' is not a baseline (eager, compile)"},
+      {{::hiera::testing::hiera_bin(), "bench", (dir.path() / "missing").string(), "--out", out},
+       (dir.path() / "missing").string() + ": not a directory"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--filter", "("},
+       "--filter '(': not a valid regular expression"},
+      {{::hiera::testing::hiera_bin(), "bench", suite, "--out", out, "--filter", "^norm/"},
+       suite + ": no problems matching --filter '^norm/'"},
+      {{::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite" / "fusion" / "..").string() + "/fusion/", "--out",
+        out, "--filter", "x"},
        "no problems matching --filter 'x'"},
       {{::hiera::testing::hiera_bin(), "bench", suite, "--no-such-option"}, "--no-such-option"},
       {{::hiera::testing::hiera_bin(), "bench", suite, "--workers", "0"}, "--workers"},
@@ -87,7 +92,8 @@ TEST(BenchUsage, BadUsageExitsTwoWithItsReason) {
 TEST(BenchUsage, ADirectoryWithoutProblemsSaysWhatAProblemIs) {
   hiera::testing::TempDirectory dir("hiera-bench-usage-");
   std::ofstream(dir.path() / "helper.py") << "def f():\n    return 1\n";
-  const auto r = run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string()}, "");
+  const auto r = run_process(
+      {::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string()}, "");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir.path().string() + ": no problems (KernelBench format: a .py file defining class Model(nn.Module), "
                        "get_inputs() and get_init_inputs())"),
@@ -100,16 +106,17 @@ TEST(BenchUsage, ABadConfigurationStopsItWithExitOne) {
   std::ofstream(dir.path() / "relu.py")
       << "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
   std::ofstream(dir.path() / "config.json") << "[1, 2]";
-  const auto r = run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--config",
-                              (dir.path() / "config.json").string()},
+  const auto r = run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out",
+                              (dir.path() / "out").string(), "--config", (dir.path() / "config.json").string()},
                              "");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("hiera bench: the configuration " + (dir.path() / "config.json").string() + " is not valid"),
             std::string::npos)
       << r.err;
-  const auto llm = run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string(), "--llm", "nowhere",
-                                "--config", (dir.path() / "missing.json").string()},
-                               "");
+  const auto llm =
+      run_process({::hiera::testing::hiera_bin(), "bench", dir.path().string(), "--out", (dir.path() / "out").string(),
+                   "--llm", "nowhere", "--config", (dir.path() / "missing.json").string()},
+                  "");
   EXPECT_EQ(llm.exit_code, 1);
   EXPECT_NE(llm.err.find("cannot read the configuration"), std::string::npos) << llm.err;
 }
@@ -124,16 +131,19 @@ TEST(BenchReportOnly, TheRecordsSayWhichBaselinesWereMeasured) {
       << "import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n";
   const fs::path out = dir.path() / "out";
   fs::create_directories(out / "problems" / "patterns");
-  fs::copy_file(std::string(::hiera::testing::source_dir()) + "/tests/fixtures/bench/problem_result_with_compile.json",
+  fs::copy_file(::hiera::testing::source_dir() + "/tests/fixtures/bench/problem_result_with_compile.json",
                 out / "problems" / "patterns" / "attention.json");
-  const auto r = run_process({::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only"}, "");
+  const auto r = run_process(
+      {::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only"},
+      "");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("- Problems: 1, 1 correct; baselines: eager, compile"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Geometric mean speed-up: **1.32x** over eager, **0.70x** over torch.compile."), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("reported 1 of 1 problem(s)"), std::string::npos) << r.err;
   // Asked for eager alone, it reports eager alone.
-  const auto eager = run_process(
-      {::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite").string(), "--out", out.string(), "--report-only", "--baseline", "eager"}, "");
+  const auto eager = run_process({::hiera::testing::hiera_bin(), "bench", (dir.path() / "suite").string(), "--out",
+                                  out.string(), "--report-only", "--baseline", "eager"},
+                                 "");
   EXPECT_EQ(eager.exit_code, 0) << eager.err;
   EXPECT_NE(eager.out.find("- Problems: 1, 1 correct; baselines: eager\n"), std::string::npos) << eager.out;
 }

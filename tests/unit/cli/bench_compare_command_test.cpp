@@ -61,7 +61,8 @@ TEST_F(BenchCompareCli, IdenticalVerdictsExitZeroWithTheMarkdown) {
 }
 
 TEST_F(BenchCompareCli, JsonOnRequest) {
-  const auto r = run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string(), "--json"}, "");
+  const auto r =
+      run_process({::hiera::testing::hiera_bin(), "bench-compare", a().string(), b().string(), "--json"}, "");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["identical"], true);

@@ -20,8 +20,9 @@ using hiera::testing::run_process;
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 hiera::testing::ProcessResult hiera_in(const fs::path& dir, const std::string& env, const std::string& args) {
-  return run_process({"/bin/sh", "-c", "cd " + quoted(dir.string()) + " && exec env -u HIERA_CONFIG " + env + " " +
-                                           quoted(::hiera::testing::hiera_bin()) + " " + args},
+  return run_process({"/bin/sh", "-c",
+                      "cd " + quoted(dir.string()) + " && exec env -u HIERA_CONFIG " + env + " " +
+                          quoted(::hiera::testing::hiera_bin()) + " " + args},
                      "", std::chrono::seconds(60));
 }
 

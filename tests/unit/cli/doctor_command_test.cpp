@@ -40,8 +40,8 @@ std::string hiera_line() { return "ok   hiera: 0.1.0 (" + fs::canonical(::hiera:
 
 std::string knowledge_line() {
   const auto kb = hiera::engine::knowledge::load_knowledge(fs::path(::hiera::testing::source_dir()) / "knowledge");
-  return "ok   knowledge: " + (fs::path(::hiera::testing::source_dir()) / "knowledge").string() + " (" + std::to_string(kb.recipes.size()) +
-         " recipes, " + std::to_string(kb.gpus.size()) + " GPUs)";
+  return "ok   knowledge: " + (fs::path(::hiera::testing::source_dir()) / "knowledge").string() + " (" +
+         std::to_string(kb.recipes.size()) + " recipes, " + std::to_string(kb.gpus.size()) + " GPUs)";
 }
 
 const std::string kNoGpu =
@@ -50,7 +50,8 @@ const std::string kNoGpu =
 // The python that imports torch, as the worker finds it, and its torch version; empty without one.
 // (Read only where the build has a worker.)
 [[maybe_unused]] std::pair<std::string, std::string> torch_python() {
-  const auto found = run_process({fs::path(::hiera::testing::source_dir()) / "scripts/find-torch-python"}, "", std::chrono::seconds(60));
+  const auto found = run_process({fs::path(::hiera::testing::source_dir()) / "scripts/find-torch-python"}, "",
+                                 std::chrono::seconds(60));
   if (found.exit_code != 0) return {};
   std::string python = found.out.substr(0, found.out.find('\n'));
   const auto version = run_process({python, "-c", "import torch, sys; sys.stdout.write(torch.__version__)"}, "",

@@ -42,7 +42,8 @@ TEST(LspNotice, OnlyForATerminal) {
 // server still running when `timeout` ends it (exit 124, not the EOF exit).
 TEST(LspNotice, ATerminalGetsTheNoticeAndTheServerKeepsServing) {
   if (!std::filesystem::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) is not installed";
-  const std::string command = std::string("sleep 4 | /usr/bin/script -qec 'timeout 2 ") + ::hiera::testing::hiera_bin() + " lsp' /dev/null";
+  const std::string command =
+      std::string("sleep 4 | /usr/bin/script -qec 'timeout 2 ") + ::hiera::testing::hiera_bin() + " lsp' /dev/null";
   const auto r = run_process({"/bin/sh", "-c", command}, "");
   EXPECT_EQ(r.exit_code, 124) << r.out << r.err;
   EXPECT_NE(r.out.find("hiera lsp: this is hiera's language server."), std::string::npos) << r.out;

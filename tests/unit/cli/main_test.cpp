@@ -97,7 +97,8 @@ TEST(HieraLspProcess, ShutdownThenExitIsZeroAndStdoutHoldsOnlyFrames) {
 }
 
 TEST(HieraLspProcess, AbruptEofExitsOneWithoutHanging) {
-  auto r = run_process({::hiera::testing::hiera_bin(), "lsp"}, frame(kInitialize) + "Content-Length: 50\r\n\r\n{\"jsonrpc\"");
+  auto r = run_process({::hiera::testing::hiera_bin(), "lsp"},
+                       frame(kInitialize) + "Content-Length: 50\r\n\r\n{\"jsonrpc\"");
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 1);
   auto messages = frames(r.out);
@@ -146,11 +147,12 @@ TEST(HieraCli, AKilledOptimizeLeavesNoWorkerRunning) {
   const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-kill-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto pid_file = dir / "worker.pid";
-  const std::string worker = "/bin/sh -c 'echo $$ > " + pid_file.string() + "; exec " + ::hiera::testing::fake_worker_bin() +
-                             " --hello hang --ignore-eof --ignore-sigterm'";
+  const std::string worker = "/bin/sh -c 'echo $$ > " + pid_file.string() + "; exec " +
+                             ::hiera::testing::fake_worker_bin() + " --hello hang --ignore-eof --ignore-sigterm'";
   hiera::engine::ChildProcess optimize(
-      {::hiera::testing::hiera_bin(), "optimize", std::string(::hiera::testing::source_dir()) + "/tests/fixtures/analysis/kernelbench_conv_chain.py",
-       "--quiet", "--llm", "none", "--runs-dir", (dir / "runs").string(), "--worker", worker});
+      {::hiera::testing::hiera_bin(), "optimize",
+       ::hiera::testing::source_dir() + "/tests/fixtures/analysis/kernelbench_conv_chain.py", "--quiet", "--llm",
+       "none", "--runs-dir", (dir / "runs").string(), "--worker", worker});
   pid_t worker_pid = -1;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (worker_pid <= 0 && std::chrono::steady_clock::now() < deadline) {
@@ -188,9 +190,10 @@ TEST(HieraCli, InvalidUtf8InAnAnnotationKeepsTheRunRecord) {
       << "// hiera: size N=1024\n// hiera: arg x inout float32[N\xff]\n// hiera: arg n scalar int32 = N\n"
          "// hiera: launch grid=(N+255)/256 block=256\n"
          "__global__ void scale(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }\n";
-  const auto r = run_process({::hiera::testing::hiera_bin(), "optimize", (dir / "k.cu").string(), "--quiet", "--llm", "none", "--runs-dir",
-                              (dir / "runs").string(), "--worker", ::hiera::testing::fake_worker_bin(), "--json", (dir / "out.json").string()},
-                             "", std::chrono::seconds(60));
+  const auto r = run_process(
+      {::hiera::testing::hiera_bin(), "optimize", (dir / "k.cu").string(), "--quiet", "--llm", "none", "--runs-dir",
+       (dir / "runs").string(), "--worker", ::hiera::testing::fake_worker_bin(), "--json", (dir / "out.json").string()},
+      "", std::chrono::seconds(60));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // The terminal gets the bytes as they are; the record gets U+FFFD in their place.
   EXPECT_NE(r.err.find("size expression 'N\xff': unexpected '\xff' at column 2"), std::string::npos) << r.err;
@@ -216,9 +219,17 @@ TEST(HieraCli, OptimizeWithoutAGpuWorkerStopsUnlessACpuRunIsAskedFor) {
   const auto dir = std::filesystem::temp_directory_path() / ("hiera-cli-no-gpu-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "scale.cu") << hiera::testing::annotated_scale_kernel();
-  const std::string worker = std::string(::hiera::testing::fake_worker_bin()) + " --device none";
-  const std::vector<std::string> argv = {::hiera::testing::hiera_bin(), "optimize", (dir / "scale.cu").string(), "--quiet", "--llm", "none",
-                                         "--runs-dir", (dir / "runs").string(), "--worker", worker};
+  const std::string worker = ::hiera::testing::fake_worker_bin() + " --device none";
+  const std::vector<std::string> argv = {::hiera::testing::hiera_bin(),
+                                         "optimize",
+                                         (dir / "scale.cu").string(),
+                                         "--quiet",
+                                         "--llm",
+                                         "none",
+                                         "--runs-dir",
+                                         (dir / "runs").string(),
+                                         "--worker",
+                                         worker};
   const auto refused = run_process(argv, "", std::chrono::seconds(60));
   EXPECT_EQ(refused.exit_code, 4) << refused.err;
   EXPECT_EQ(refused.out, "");

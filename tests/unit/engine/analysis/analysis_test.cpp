@@ -17,7 +17,8 @@ namespace hiera::engine::analysis {
 namespace {
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "analysis" / name, std::ios::binary);
+  std::ifstream in(std::filesystem::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "analysis" / name,
+                   std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

@@ -39,7 +39,8 @@ void expect_spans_inside(const Analysis& a, std::size_t size, const std::string&
 }
 
 TEST(AnalysisRobustnessTest, PrefixesAndDeletionsOfEveryFixture) {
-  for (const auto& entry : fs::directory_iterator(fs::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "analysis")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "analysis")) {
     const auto language = language_for_path(entry.path().string());
     if (!language) continue;
     std::ifstream in(entry.path(), std::ios::binary);

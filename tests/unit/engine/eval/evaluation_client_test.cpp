@@ -15,7 +15,8 @@ using ::testing::HasSubstr;
 
 WorkerPoolOptions fakes(std::size_t n) {
   WorkerPoolOptions options;
-  for (std::size_t i = 0; i < n; ++i) options.commands.push_back({::hiera::testing::fake_worker_bin(), "--device", std::to_string(i)});
+  for (std::size_t i = 0; i < n; ++i)
+    options.commands.push_back({::hiera::testing::fake_worker_bin(), "--device", std::to_string(i)});
   options.handshake_timeout = 30s;
   return options;
 }

@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 
 // The python3 that imports torch (scripts/find-torch-python), or empty.
 std::string torch_python() {
-  const auto found = hiera::testing::run_process({::hiera::testing::source_dir() + "/scripts/find-torch-python"}, "", 60s);
+  const auto found =
+      hiera::testing::run_process({::hiera::testing::source_dir() + "/scripts/find-torch-python"}, "", 60s);
   std::string path = found.out;
   while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
   return found.exit_code == 0 ? path : std::string();
@@ -66,7 +67,8 @@ class EvaluationClientWorkerTest : public ::testing::Test {
     if (python.empty()) return;
     cache_ = new hiera::testing::TempDirectory("hiera-worker-cache-");
     WorkerPoolOptions options;
-    options.commands.push_back({::hiera::testing::worker_bin(), "--python", python, "--cache-dir", cache_->path().string()});
+    options.commands.push_back(
+        {::hiera::testing::worker_bin(), "--python", python, "--cache-dir", cache_->path().string()});
     options.handshake_timeout = 60s;
     pool_ = new WorkerPool(options);
   }

@@ -162,7 +162,7 @@ TEST(WorkerPoolRequeueTest, AJobThatKillsEveryWorkerIsRequeuedOnlyOnce) {
   // The message says both: this death, and the earlier one on the other worker.
   EXPECT_THAT(outcome.failure->message, HasSubstr("worker died (exit status 1) during evaluate: "));
   EXPECT_THAT(outcome.failure->message,
-              HasSubstr("(after worker " + std::to_string(workers[0]) + " (" + std::string(::hiera::testing::fake_worker_bin()) +
+              HasSubstr("(after worker " + std::to_string(workers[0]) + " (" + ::hiera::testing::fake_worker_bin() +
                         ") was lost under it: worker died (exit status 1) during evaluate"));
   EXPECT_EQ(total_jobs(pool), 2u);
 }
@@ -209,9 +209,8 @@ TEST(WorkerPoolRequeueTest, WithOneWorkerAJobThatKillsItIsRunOnlyTwice) {
   ASSERT_EQ(outcome.lost_attempts.size(), 1u);
   EXPECT_EQ(outcome.lost_attempts[0].worker, 0);
   EXPECT_NE(outcome.lost_attempts[0].worker_pid, outcome.worker_pid);
-  EXPECT_THAT(outcome.failure->message,
-              HasSubstr("(after worker 0 (" + std::string(::hiera::testing::fake_worker_bin()) +
-                        ") was lost under it: worker died (exit status 1) during evaluate"));
+  EXPECT_THAT(outcome.failure->message, HasSubstr("(after worker 0 (" + ::hiera::testing::fake_worker_bin() +
+                                                  ") was lost under it: worker died (exit status 1) during evaluate"));
   EXPECT_EQ(total_jobs(pool), 2u);
 }
 
@@ -312,8 +311,9 @@ TEST(WorkerPoolAllocationTest, AnEndedAllocationFailsJobsWithItsReason) {
   const JobOutcome outcome = get(future);
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.failure->kind, WorkerFailureKind::Died);
-  EXPECT_EQ(outcome.failure->message, "no worker could be started: worker 0 (" + std::string(::hiera::testing::fake_worker_bin()) +
-                                          "): cannot start " + ::hiera::testing::fake_worker_bin() + ": Slurm job 7 has ended (CANCELLED)");
+  EXPECT_EQ(outcome.failure->message, "no worker could be started: worker 0 (" + ::hiera::testing::fake_worker_bin() +
+                                          "): cannot start " + ::hiera::testing::fake_worker_bin() +
+                                          ": Slurm job 7 has ended (CANCELLED)");
 }
 
 TEST(WorkerPoolAllocationTest, ShutdownEndsAPendingWait) {

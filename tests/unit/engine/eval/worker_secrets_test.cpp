@@ -38,7 +38,8 @@ SecretRedactor secrets() {
 // The fake worker behind a shell that first writes the secret to stderr (as a
 // candidate printing it would), then becomes the worker.
 std::vector<std::string> leaking_worker() {
-  return {"/bin/sh", "-c", "echo \"startup: key " + kSecret + "\" >&2; exec \"$0\"", ::hiera::testing::fake_worker_bin()};
+  return {"/bin/sh", "-c", "echo \"startup: key " + kSecret + "\" >&2; exec \"$0\"",
+          ::hiera::testing::fake_worker_bin()};
 }
 
 WorkerPoolOptions pool_options() {
@@ -96,7 +97,8 @@ TEST(WorkerSecrets, AWorkerStartsWithoutTheSecretsInItsEnvironment) {
   ::setenv(kName.c_str(), kSecret.c_str(), 1);
   ::setenv("HIERA_TEST_VISIBLE", "yes", 1);
   WorkerConfig config;
-  config.command = {"/bin/sh", "-c", "env | grep ^HIERA_TEST_ | sort >&2; exec \"$0\"", ::hiera::testing::fake_worker_bin()};
+  config.command = {"/bin/sh", "-c", "env | grep ^HIERA_TEST_ | sort >&2; exec \"$0\"",
+                    ::hiera::testing::fake_worker_bin()};
   config.handshake_timeout = kLong;
   config.secrets.add_from_environment(kName);
   WorkerProcess worker(config);

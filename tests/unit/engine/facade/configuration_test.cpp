@@ -151,7 +151,8 @@ TEST(ConfigurationFile, WarnsAboutEachUnknownKeyNamingItAndTheFile) {
 }
 
 TEST(ConfigurationSchema, TheEmbeddedSchemaIsDocsConfigSchemaJson) {
-  EXPECT_EQ(configuration_schema(), json::parse(read_text(fs::path(::hiera::testing::source_dir()) / "docs/config.schema.json")));
+  EXPECT_EQ(configuration_schema(),
+            json::parse(read_text(fs::path(::hiera::testing::source_dir()) / "docs/config.schema.json")));
 }
 
 const json& properties(const std::vector<std::string>& path) {

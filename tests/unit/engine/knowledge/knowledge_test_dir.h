@@ -12,7 +12,9 @@
 
 namespace hiera::engine::knowledge::testing {
 
-inline std::filesystem::path source_knowledge_dir() { return std::filesystem::path(::hiera::testing::source_dir()) / "knowledge"; }
+inline std::filesystem::path source_knowledge_dir() {
+  return std::filesystem::path(::hiera::testing::source_dir()) / "knowledge";
+}
 
 // A copy of the real knowledge directory at path().
 class KnowledgeCopy {

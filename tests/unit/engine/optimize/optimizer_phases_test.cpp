@@ -94,7 +94,8 @@ class OptimizerPhases : public ::testing::Test {
   OptimizerPhases() : pool_(pool_options()), client_(pool_) {}
   static eval::WorkerPoolOptions pool_options() {
     eval::WorkerPoolOptions o;
-    o.commands.push_back({::hiera::testing::fake_worker_bin(), "--candidate-ms", "0.05"});  // faster beyond the reference's spread
+    o.commands.push_back(
+        {::hiera::testing::fake_worker_bin(), "--candidate-ms", "0.05"});  // faster beyond the reference's spread
     o.handshake_timeout = 30s;
     return o;
   }

@@ -22,7 +22,7 @@
 namespace hiera::engine::plan::testing {
 
 inline nlohmann::json load_fixture(const std::string& name) {
-  const std::string path = std::string(::hiera::testing::source_dir()) + "/tests/fixtures/profiles/" + name;
+  const std::string path = ::hiera::testing::source_dir() + "/tests/fixtures/profiles/" + name;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   std::stringstream text;

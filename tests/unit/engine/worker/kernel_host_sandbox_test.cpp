@@ -37,7 +37,7 @@ TEST(KernelHostSandbox, TheListIsOneNameALineWithoutCommentsOrBlanks) {
 }
 
 TEST(KernelHostSandbox, TheEmbeddedListIsTheRunnersFile) {
-  std::ifstream in(std::string(::hiera::testing::source_dir()) + "/engine/worker/python/hiera_runner/denied_syscalls.txt");
+  std::ifstream in(::hiera::testing::source_dir() + "/engine/worker/python/hiera_runner/denied_syscalls.txt");
   ASSERT_TRUE(in) << "denied_syscalls.txt not found";
   std::ostringstream text;
   text << in.rdbuf();

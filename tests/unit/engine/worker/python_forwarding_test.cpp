@@ -104,8 +104,9 @@ TEST_F(PythonForwarding, RelaysAnswersAndRestartsTheRunnerAfterADeathOrARequest)
     input += hiera::protocol::FrameWriter::encode(job(++id, method, mode).dump());
   }
   input += hiera::protocol::FrameWriter::encode(json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "shutdown"}}.dump());
-  auto r = run_process({::hiera::testing::worker_bin(), "--python", "python3", "--cache-dir", (root_ / "cache").string()}, input,
-                       std::chrono::seconds(60));
+  auto r =
+      run_process({::hiera::testing::worker_bin(), "--python", "python3", "--cache-dir", (root_ / "cache").string()},
+                  input, std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   hiera::protocol::FrameReader reader;
   reader.feed(r.out);

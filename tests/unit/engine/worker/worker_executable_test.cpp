@@ -44,8 +44,9 @@ class HieraWorkerProcess : public ::testing::Test {
     std::string input = raw_prefix;
     for (const auto& m : messages) input += frame(m);
     // --python points at a missing interpreter, so hello does not spend seconds importing torch.
-    return run_process({::hiera::testing::worker_bin(), "--cache-dir", cache_.string(), "--python", "/nonexistent/python3"}, input,
-                       std::chrono::seconds(60));
+    return run_process(
+        {::hiera::testing::worker_bin(), "--cache-dir", cache_.string(), "--python", "/nonexistent/python3"}, input,
+        std::chrono::seconds(60));
   }
   std::filesystem::path cache_;
 };

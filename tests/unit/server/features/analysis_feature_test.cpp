@@ -59,7 +59,7 @@ const std::string kPy =
     "def get_init_inputs():\n"
     "    return []\n";
 
-const std::string kRecipes = "file://" + std::string(::hiera::testing::source_dir()) + "/knowledge/recipes/";
+const std::string kRecipes = "file://" + ::hiera::testing::source_dir() + "/knowledge/recipes/";
 
 json range(int l0, int c0, int l1, int c1) {
   return {{"start", {{"line", l0}, {"character", c0}}}, {"end", {{"line", l1}, {"character", c1}}}};
@@ -67,7 +67,7 @@ json range(int l0, int c0, int l1, int c1) {
 
 std::shared_ptr<const engine::knowledge::KnowledgeBase> source_knowledge() {
   static const auto knowledge = std::make_shared<const engine::knowledge::KnowledgeBase>(
-      engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge"));
+      engine::knowledge::load_knowledge(::hiera::testing::source_dir() + "/knowledge"));
   return knowledge;
 }
 

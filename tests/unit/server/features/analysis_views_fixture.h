@@ -76,7 +76,7 @@ inline json position(int line, int character) { return {{"line", line}, {"charac
 
 inline std::shared_ptr<const engine::knowledge::KnowledgeBase> source_knowledge() {
   static const auto knowledge = std::make_shared<const engine::knowledge::KnowledgeBase>(
-      engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge"));
+      engine::knowledge::load_knowledge(::hiera::testing::source_dir() + "/knowledge"));
   return knowledge;
 }
 

@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 const engine::knowledge::KnowledgeBase& knowledge() {
-  static const auto kb = engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge");
+  static const auto kb = engine::knowledge::load_knowledge(::hiera::testing::source_dir() + "/knowledge");
   return kb;
 }
 

@@ -53,8 +53,8 @@ class SymbolJobsTest : public ::testing::Test {
   hiera::testing::MemoryTransport transport;
   std::shared_ptr<MeasurementStore> store = std::make_shared<MeasurementStore>();
   // The server's one engine, held here too to see its pool.
-  std::shared_ptr<engine::facade::Engine> facade =
-      std::make_shared<engine::facade::Engine>(engine::facade::EngineOptions{::hiera::testing::hiera_bin(), "hiera lsp", ".hiera/runs"});
+  std::shared_ptr<engine::facade::Engine> facade = std::make_shared<engine::facade::Engine>(
+      engine::facade::EngineOptions{::hiera::testing::hiera_bin(), "hiera lsp", ".hiera/runs"});
   std::unique_ptr<LspServer> server;
   std::future<int> exit_code;
   hiera::testing::HttpTestServer llm;
@@ -288,8 +288,9 @@ TEST_F(SymbolJobsTest, WithoutAGpuWorkerAJobStopsBeforeItRunsAndSaysWhatIsNeeded
   const std::string id = command("hiera.optimizeSymbol", symbol_arg())["result"]["jobId"];
   answer(wait_method("window/workDoneProgress/create"), nullptr);
   const std::string expected =
-      "scale: not started: no GPU: no worker has one (" + std::string(::hiera::testing::fake_worker_bin()) +
-      " --device none answered without a CUDA device). Profiling and optimizing need a GPU worker: set worker.command to "
+      "scale: not started: no GPU: no worker has one (" + ::hiera::testing::fake_worker_bin() +
+      " --device none answered without a CUDA device). Profiling and optimizing need a GPU worker: set worker.command "
+      "to "
       "one (e.g. [\"ssh://gpu-host\"], a host with a GPU and hiera installed) or list several in worker.specs "
       "([\"ssh://gpu-host\", \"slurm:gpu,gres=gpu:1\"]); or ask for a CPU run with worker.device: \"cpu\" "
       "(PyTorch-operator candidates only, timed on the CPU)";

@@ -24,7 +24,7 @@ using namespace hiera::engine;
 using namespace hiera::engine::propose::recipes;
 
 std::string torch_python() {
-  const auto found = hiera::testing::run_process({std::string(::hiera::testing::source_dir()) + "/scripts/find-torch-python"}, "",
+  const auto found = hiera::testing::run_process({::hiera::testing::source_dir() + "/scripts/find-torch-python"}, "",
                                                  std::chrono::seconds(60));
   if (found.exit_code != 0) return {};
   std::string path = found.out;
@@ -45,7 +45,7 @@ void expect_candidates_match(const std::string& python, const std::vector<Case>&
                              const std::vector<std::string>& options) {
   hiera::testing::TempDirectory dir("hiera-knowledge-cpu-");
   std::vector<std::string> argv{
-      python, std::string(::hiera::testing::source_dir()) + "/tests/unit/engine/propose/recipes/compare_candidate.py"};
+      python, ::hiera::testing::source_dir() + "/tests/unit/engine/propose/recipes/compare_candidate.py"};
   argv.insert(argv.end(), options.begin(), options.end());
   std::vector<std::string> labels;
   for (const auto& c : cases) {

@@ -15,7 +15,7 @@
 namespace hiera::testing {
 
 inline std::string graph_fixture_path(const std::string& name, const std::string& extension) {
-  return std::string(::hiera::testing::source_dir()) + "/tests/fixtures/graphs/" + name + extension;
+  return ::hiera::testing::source_dir() + "/tests/fixtures/graphs/" + name + extension;
 }
 
 inline std::string read_graph_fixture_file(const std::string& path) {

@@ -260,7 +260,7 @@ TEST(RecipeProposer, HonoursCancellation) {
 namespace {
 
 TEST(RecipeProposer, S3UsesTheGeneratedKernelsOfTheKnowledgeBase) {
-  const auto kb = hiera::engine::knowledge::load_knowledge(std::string(::hiera::testing::source_dir()) + "/knowledge");
+  const auto kb = hiera::engine::knowledge::load_knowledge(::hiera::testing::source_dir() + "/knowledge");
   RecipeProposer proposer(kb);
   Step s = step("activations", knowledge::Space::S3, 1);
   s.request.graph = &s.graph;

@@ -39,7 +39,8 @@ using nlohmann::json;
 using Shape = std::vector<std::int64_t>;
 
 std::string torch_python() {
-  const auto found = hiera::testing::run_process({::hiera::testing::source_dir() + "/scripts/find-torch-python"}, "", 60s);
+  const auto found =
+      hiera::testing::run_process({::hiera::testing::source_dir() + "/scripts/find-torch-python"}, "", 60s);
   if (found.exit_code != 0) return "";
   std::string path = found.out;
   while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
@@ -889,7 +890,8 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   // Compiled kernels are kept by content hash across runs.
   const auto work = std::filesystem::temp_directory_path() / "hiera-cpu-emulation-cache";
   const auto result = hiera::testing::run_process(
-      {python, ::hiera::testing::source_dir() + "/tests/unit/engine/propose/recipes/kernels/cpu_emulation/run_replacements.py",
+      {python,
+       ::hiera::testing::source_dir() + "/tests/unit/engine/propose/recipes/kernels/cpu_emulation/run_replacements.py",
        file.string(), work.string()},
       "", 600s);
   if (result.exit_code == 77) GTEST_SKIP() << result.out;
