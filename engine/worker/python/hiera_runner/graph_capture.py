@@ -278,11 +278,28 @@ class _UnpackingTracer(torch.fx.Tracer):
         return _UnpackingProxy(node, self)
 
 
-def _tracer():
-    """The tracer symbolic_trace would use (standard nn layers are leaves)."""
-    if int(torch.__version__.split(".")[0]) < 2:
-        return _UnpackingTracer()
-    return torch.fx.Tracer()
+def _tracer(trace_buffers):
+    """The tracer symbolic_trace would use (standard nn layers are leaves).
+    With trace_buffers, reading a registered buffer in forward is a get_attr
+    node, as reading a parameter is: slicing it by a traced size (a causal
+    mask or a rotary table cut to the sequence length, `self.bias[:, :, :T,
+    :T]`) then traces, where a real tensor indexed by a Proxy fails."""
+    tracer = _UnpackingTracer() if int(torch.__version__.split(".")[0]) < 2 else torch.fx.Tracer()
+    tracer.proxy_buffer_attributes = trace_buffers
+    return tracer
+
+
+def _trace(model):
+    """(tracer, graph): buffers traced first; as fx's default (a buffer read is
+    a real tensor) where that fails, e.g. a buffer read in Python control flow,
+    whose error is the one raised when both fail."""
+    for trace_buffers in (True, False):
+        tracer = _tracer(trace_buffers)
+        try:
+            return tracer, tracer.trace(model)
+        except Exception as e:
+            failure = e
+    raise failure
 
 
 class FxCapture(object):
@@ -294,8 +311,7 @@ class FxCapture(object):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tracer = _tracer()  # symbolic_trace(model), with its tracer chosen here
-                graph = tracer.trace(model)
+                tracer, graph = _trace(model)  # symbolic_trace(model), with its tracer chosen here
                 self.gm = torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
         except Exception as e:
             raise CaptureFailed(_trace_reason(e))

@@ -94,7 +94,7 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
       {"linear_bias", knowledge::Space::S1, 2, 2},    {"attention", knowledge::Space::S1, 1, 1},
       {"activations", knowledge::Space::S1, 3, 3},    {"conv_stack", knowledge::Space::S2, 3, 3},
       {"mlp_epilogue", knowledge::Space::S2, 3, 3},   {"batched_loop", knowledge::Space::S2, 2, 2},
-      {"data_dependent", knowledge::Space::S2, 1, 1},
+      {"data_dependent", knowledge::Space::S2, 1, 1}, {"attention_causal_buffer_sliced", knowledge::Space::S1, 1, 1},
   };
   RecipeProposer proposer(nullptr);
   expect_candidates_match(python, cases, proposer, {});

@@ -1,4 +1,5 @@
 // s1_scaled_dot_product_attention on the captured attention module.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/graph/normalize.h"
@@ -103,8 +104,19 @@ TEST(AttentionSpellings, ATrilBufferComparedWithZeroAndEvalDropoutIsCausal) {
   EXPECT_EQ(attention_on("attention_causal_buffer"), (Texts{"s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,mul,softmax,transpose | matmul_1 | mat"
                    "mul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3535533905"
                    "9327373) if _HIERA_SDPA_HAS_SCALE else (torch.nn.functional.softmax((((q @ (k.transpose(-2, -1))) * "
-                   "0.35355339059327373).masked_fill(_tensor_constant0, float('-inf'))), dim=-1, _stacklevel=3, dtype=No"
+                   "0.35355339059327373).masked_fill(eq, float('-inf'))), dim=-1, _stacklevel=3, dtype=No"
                    "ne)) @ v | risky"}));
+}
+
+TEST(AttentionSpellings, ATrilBufferSlicedToTheSequenceLengthIsCausal) {
+  // self.bias[:, :, :T, :T] == 0 with T from q.size(), the scale 1 / math.sqrt(k.size(-1)).
+  const auto found =
+      rewrites::find_attention(hiera::engine::graph::normalize(captured_graph("attention_causal_buffer_sliced")).graph, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].statements[0].substr(0, found[0].statements[0].find(" if ")),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=truediv)");
+  EXPECT_THAT(replacement_text(found[0]),
+              ::testing::StartsWith("s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,mul,softmax,transpose | "));
 }
 
 TEST(AttentionSpellings, BmmWithEvalDropoutBetweenSoftmaxAndValues) {
