@@ -3,7 +3,8 @@
 The reference Model is built from get_init_inputs() under the seed (as
 evaluate builds it), run once on get_inputs()'s example inputs (its own
 errors are job errors), traced with torch.fx.symbolic_trace (the standard
-nn layers stay call_module nodes) and the example inputs propagated through
+nn layers stay call_module nodes; registered buffers read in forward are
+traced like parameters where that works) and the example inputs propagated through
 the trace (ShapeProp) for every node's shape, stride and dtype. Where
 symbolic tracing fails, torch.export (torch >= 2.1) is tried, its aten ops
 mapped to the same kinds; where both fail the graph has no nodes and
