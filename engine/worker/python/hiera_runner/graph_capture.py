@@ -259,19 +259,31 @@ def _arg_nodes(node):
 
 # --- torch.fx ------------------------------------------------------------------
 
-class _UnpackingProxy(torch.fx.Proxy):
+def _unpacking_iter(self):
     """torch 1.x finds the instruction that iterates a Proxy (`a, b =
     torch.max(x, 1)`) by index, which Python 3.11's inline caches break
     (IndexError); this finds it by offset, as torch 2 does."""
+    frame = inspect.currentframe().f_back
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti:
+            if inst.opname == "UNPACK_SEQUENCE":
+                return (self[i] for i in range(inst.argval))
+            break
+    return self.tracer.iter(self)
 
-    def __iter__(self):
-        frame = inspect.currentframe().f_back
-        for inst in dis.get_instructions(frame.f_code):
-            if inst.offset == frame.f_lasti:
-                if inst.opname == "UNPACK_SEQUENCE":
-                    return (self[i] for i in range(inst.argval))
-                break
-        return self.tracer.iter(self)
+
+class _UnpackingProxy(torch.fx.Proxy):
+    __iter__ = _unpacking_iter
+
+    def __getattr__(self, k):  # `B, T, C = x.shape` unpacks an attribute
+        return _UnpackingAttribute(self, k)
+
+
+class _UnpackingAttribute(torch.fx.proxy.Attribute):
+    __iter__ = _unpacking_iter
+
+    def __getattr__(self, k):
+        return _UnpackingAttribute(self, k)
 
 
 class _UnpackingTracer(torch.fx.Tracer):

@@ -363,6 +363,25 @@ class TupleTest(unittest.TestCase):
         replay(self, TUPLE, g)
 
 
+SHAPE_UNPACKING = reference('''
+    class Model(nn.Module):
+        def forward(self, x):
+            B, T, C = x.shape
+            return x.reshape(B * T, C) * T
+''', "[torch.rand(2, 3, 4)]")
+
+
+class ShapeUnpackingTest(unittest.TestCase):
+    def test_a_shape_attribute_unpacks_into_its_sizes(self):
+        # The tensor's .shape is an attribute proxy: it unpacks like a call's tuple (torch.max above).
+        g = capture(SHAPE_UNPACKING)
+        self.assertIsNone(g["fallback"])
+        self.assertEqual([n["code"] for n in g["nodes"]],
+                         ["x", "x.shape", "getattr_1[0]", "getattr_1[1]", "getattr_1[2]", "getitem * getitem_1",
+                          "x.reshape(mul, getitem_2)", "reshape * getitem_1", "mul_1"])
+        replay(self, SHAPE_UNPACKING, g)
+
+
 CONTAINERS = reference('''
     class Model(nn.Module):
         def __init__(self):
