@@ -13,6 +13,7 @@ mapped to the same kinds; where both fail the graph has no nodes and
 input's values, `facts` (graph_facts: small values, causal masks).
 """
 
+import contextlib
 import dis
 import inspect
 import math
@@ -302,6 +303,40 @@ def _tracer(trace_buffers):
     return tracer
 
 
+# torch's tensor factories that forward calls with a traced size (a mask or
+# positions for this sequence: torch.ones(T, T), torch.arange(T)).
+_SIZE_FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye", "linspace")
+
+
+def _has_proxy(args, kwargs):
+    found = []
+    torch.fx.node.map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, torch.fx.Proxy) else a)
+    return bool(found)
+
+
+@contextlib.contextmanager
+def _factories_traced(tracer):
+    """While tracing, a factory called with a traced size is a call_function
+    node, as fx makes math.sqrt of one, where torch's own argument check
+    rejects the Proxy; called with plain values it runs as ever."""
+    originals = {name: getattr(torch, name) for name in _SIZE_FACTORIES}
+
+    def traced(original):
+        def call(*args, **kwargs):
+            if _has_proxy(args, kwargs):
+                return tracer.create_proxy("call_function", original, args, kwargs)
+            return original(*args, **kwargs)
+        return call
+
+    try:
+        for name, original in originals.items():
+            setattr(torch, name, traced(original))
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(torch, name, original)
+
+
 def _trace(model):
     """(tracer, graph): buffers traced first; as fx's default (a buffer read is
     a real tensor) where that fails, e.g. a buffer read in Python control flow,
@@ -309,7 +344,8 @@ def _trace(model):
     for trace_buffers in (True, False):
         tracer = _tracer(trace_buffers)
         try:
-            return tracer, tracer.trace(model)
+            with _factories_traced(tracer):
+                return tracer, tracer.trace(model)
         except Exception as e:
             failure = e
     raise failure

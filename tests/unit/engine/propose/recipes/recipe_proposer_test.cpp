@@ -291,7 +291,7 @@ std::string forward_with(const std::vector<propose::Candidate>& candidates, cons
 
 TEST(KnowledgeProposerSpellings, AttentionInOtherSpellingsGetsSdpa) {
   for (const char* fixture : {"attention_causal_triu", "attention_causal_buffer", "attention_causal_buffer_sliced",
-                              "attention_bmm_dropout", "attention_additive_causal", "attention_einsum",
+                              "attention_causal_mask_from_sizes", "attention_bmm_dropout", "attention_additive_causal", "attention_einsum",
                               "attention_causal_where"}) {
     SCOPED_TRACE(fixture);
     Step s = step(fixture, knowledge::Space::S1, 4);

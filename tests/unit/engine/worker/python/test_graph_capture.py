@@ -382,6 +382,31 @@ class ShapeUnpackingTest(unittest.TestCase):
         replay(self, SHAPE_UNPACKING, g)
 
 
+SIZED_FACTORIES = reference('''
+    class Model(nn.Module):
+        def forward(self, x):
+            T = x.size(-1)
+            mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), 1)
+            return x.masked_fill(mask, 0.0) + torch.arange(T, device=x.device)
+''', "[torch.rand(2, 4, 4)]")
+
+
+class SizedFactoriesTest(unittest.TestCase):
+    def test_factories_of_a_traced_size_are_nodes(self):
+        # torch.ones(T, T) rejects a Proxy for T: the capture makes the call a node, as fx does for math.sqrt.
+        g = capture(SIZED_FACTORIES)
+        self.assertIsNone(g["fallback"])
+        codes = [n["code"] for n in g["nodes"]]
+        self.assertEqual(codes[:5], ["x", "x.size(-1)", "x.device", "torch.ones(size, size, dtype=torch.bool, "
+                                     "device=getattr_1)", "torch.triu(ones, 1)"])
+        self.assertIn("torch.arange(size, device=getattr_2)", codes)
+        self.assertEqual(by_name(g)["triu"]["facts"]["mask"], "causal_masked")
+        # Afterwards the factories are torch's own builtins again, not the capture's wrappers.
+        for name in ("ones", "zeros", "full", "empty", "arange", "eye", "linspace"):
+            self.assertEqual(type(getattr(torch, name)).__name__, "builtin_function_or_method", name)
+        replay(self, SIZED_FACTORIES, g)
+
+
 CONTAINERS = reference('''
     class Model(nn.Module):
         def __init__(self):

@@ -119,6 +119,15 @@ TEST(AttentionSpellings, ATrilBufferSlicedToTheSequenceLengthIsCausal) {
               ::testing::StartsWith("s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,mul,softmax,transpose | "));
 }
 
+TEST(AttentionSpellings, AMaskBuiltForThisLengthFromTorchOnesIsCausal) {
+  // torch.triu(torch.ones(T, T, dtype=torch.bool, device=q.device), diagonal=1) with T = q.size(-2).
+  const auto found =
+      rewrites::find_attention(hiera::engine::graph::normalize(captured_graph("attention_causal_mask_from_sizes")).graph, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].statements[0].substr(0, found[0].statements[0].find(" if ")),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0 / sqrt)");
+}
+
 TEST(AttentionSpellings, BmmWithEvalDropoutBetweenSoftmaxAndValues) {
   EXPECT_EQ(attention_on("attention_bmm_dropout"), (Texts{"s1_scaled_dot_product_attention | bmm,bmm_1,mul,softmax,transpose | bmm_1 | bmm_1 = torch.nn.functio"
                    "nal.scaled_dot_product_attention(q, k, v, scale=0.3535533905932738) if _HIERA_SDPA_HAS_SCALE else to"
