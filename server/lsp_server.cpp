@@ -347,7 +347,7 @@ void LspServer::register_handlers() {
   dispatcher_.on_request("textDocument/hover", [this, document_for, after_build](const json& params, Reply& reply, engine::CancellationToken cancel) {
     auto position = lsp::parse_params<lsp::TextDocumentPositionParams>(params);
     auto document = document_for(position.textDocument.uri);
-    after_build(document, reply, options_.hover_wait, true, [this, document, position, cancel](Reply& reply) {
+    after_build(document, reply, options_.hover_wait, true, [this, document, position, cancel](Reply& built) {
       engine::throw_if_cancelled(cancel);
       auto ctx = context(cancel);
       for (auto& feature : features_) {
@@ -356,32 +356,32 @@ void LspServer::register_handlers() {
           if (!formats.empty() && std::find(formats.begin(), formats.end(), lsp::MarkupKind::Markdown) == formats.end()) {
             hover->contents.kind = lsp::MarkupKind::PlainText;
           }
-          reply.result(*hover);
+          built.result(*hover);
           return;
         }
       }
-      reply.result(nullptr);
+      built.result(nullptr);
     });
   });
 
   dispatcher_.on_request("textDocument/codeLens", [this, document_for, after_build](const json& params, Reply& reply, engine::CancellationToken cancel) {
     auto lens_params = lsp::parse_params<lsp::CodeLensParams>(params);
     auto document = document_for(lens_params.textDocument.uri);
-    after_build(document, reply, std::nullopt, false, [this, document, cancel](Reply& reply) {
+    after_build(document, reply, std::nullopt, false, [this, document, cancel](Reply& built) {
       engine::throw_if_cancelled(cancel);
       json lenses = json::array();
       auto ctx = context();
       for (auto& feature : features_) {
         for (auto& lens : feature->code_lenses(*document, ctx)) lenses.push_back(lens);
       }
-      reply.result(lenses);
+      built.result(lenses);
     });
   });
 
   dispatcher_.on_request("textDocument/codeAction", [this, document_for, after_build](const json& params, Reply& reply, engine::CancellationToken cancel) {
     auto action_params = lsp::parse_params<lsp::CodeActionParams>(params);
     auto document = document_for(action_params.textDocument.uri);
-    after_build(document, reply, std::nullopt, false, [this, document, action_params, cancel](Reply& reply) {
+    after_build(document, reply, std::nullopt, false, [this, document, action_params, cancel](Reply& built) {
       engine::throw_if_cancelled(cancel);
       auto ctx = context();
       json actions = json::array();
@@ -400,7 +400,7 @@ void LspServer::register_handlers() {
           actions.push_back(action);
         }
       }
-      reply.result(actions);
+      built.result(actions);
     });
   });
 
@@ -411,8 +411,8 @@ void LspServer::register_handlers() {
   auto view = [this, document_for, after_build](const std::string& uri, Reply& reply, engine::CancellationToken cancel,
                                                 auto collect) {
     auto document = document_for(uri);
-    after_build(document, reply, options_.hover_wait, true, [this, document, cancel, collect](Reply& reply) {
-      auto shared = std::make_shared<Reply>(std::move(reply));
+    after_build(document, reply, options_.hover_wait, true, [this, document, cancel, collect](Reply& built) {
+      auto shared = std::make_shared<Reply>(std::move(built));
       boost::asio::post(views_, [this, document, cancel, collect, shared] {
         Dispatcher::guard(*shared, [&] {
           engine::throw_if_cancelled(cancel);

@@ -645,11 +645,17 @@ PyValue PythonEvaluator::creation(std::string_view name, const OpCall& args, std
   } else if (name == "normal") {
     if (const PyValue* s = args.arg(2, "size")) shape = s->as_shape();
   } else if (name == "arange") {
-    const auto a = args.args.size() > 0 ? args.args[0].as_double() : std::nullopt;
-    const auto b = args.args.size() > 1 ? args.args[1].as_double() : std::nullopt;
-    const auto st = args.args.size() > 2 ? args.args[2].as_double() : std::optional<double>(1.0);
-    if (args.args.size() == 1 && a) shape = Shape{static_cast<std::int64_t>(std::ceil(*a))};
-    else if (a && b && st && *st != 0) shape = Shape{std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil((*b - *a) / *st)))};
+    // arange(end) or arange(start, end[, step]): its length, where the numbers are known.
+    std::vector<std::optional<double>> numbers;
+    for (const PyValue& v : args.args) numbers.push_back(v.as_double());
+    if (numbers.size() == 1 && numbers[0]) {
+      shape = Shape{static_cast<std::int64_t>(std::ceil(numbers[0].value()))};
+    } else if (numbers.size() >= 2 && numbers[0] && numbers[1]) {
+      const double step = numbers.size() > 2 ? numbers[2].value_or(0.0) : 1.0;
+      if (step != 0)
+        shape = Shape{std::max<std::int64_t>(
+            0, static_cast<std::int64_t>(std::ceil((numbers[1].value() - numbers[0].value()) / step)))};
+    }
     const bool reals = std::any_of(args.args.begin(), args.args.end(), [](const PyValue& v) { return v.kind == Kind::Float; });
     if (!args.keyword("dtype")) dtype = reals ? "float32" : "int64";
   } else if (name == "tensor") {

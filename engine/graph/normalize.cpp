@@ -248,7 +248,7 @@ std::string rename_in_code(const std::string& code, const std::string& from, con
 }
 
 Normalized normalize(const OpGraph& graph) {
-  Normalized out{graph, {}};
+  Normalized out{graph, {}, {}};
   if (!graph.captured()) return out;
   remove_identities(out);
   canonical_einsum_products(out);

@@ -351,27 +351,28 @@ std::vector<Replacement> build(const graph::OpGraph& graph, const SegmentedOp& o
   if (per_element && op.register_stats != RegisterStats::None && registers) {
     // The same statements, the last one launching the row-in-registers kernel
     // for rows of the captured length and the streaming kernel otherwise.
+    const SegmentConfig held = registers.value();  // (a copy: g++ -O1 warns of the optional's reads otherwise)
     Replacement in_registers = replacement;
     in_registers.recipe = "s3_row_in_registers";
-    const std::string threads = registers->segment_threads == 32
+    const std::string threads = held.segment_threads == 32
                                     ? std::string("one warp per row")
-                                    : std::to_string(registers->segment_threads) + " threads per row";
+                                    : std::to_string(held.segment_threads) + " threads per row";
     in_registers.description = op_list(graph, covered) + ": " + op.description +
                                (broadcast ? " and its use over each row" : "") + " fused into one kernel (rows of " +
                                std::to_string(op.cols) + " held in registers, " + threads + ")" + bias_note;
     auto row_values = values;
     row_values["kernel_name"] = kernel + "_rows";
     row_values["cols"] = std::to_string(op.cols);
-    row_values["segment_threads"] = std::to_string(registers->segment_threads);
-    row_values["rows_per_block"] = std::to_string(registers->rows_per_block);
+    row_values["segment_threads"] = std::to_string(held.segment_threads);
+    row_values["rows_per_block"] = std::to_string(held.rows_per_block);
     row_values["stats"] = std::to_string(static_cast<int>(op.register_stats));
     for (const char* key : {"eps", "identity", "combine"})
       if (!row_values.count(key)) row_values[key] = "0.0f";
     const KernelSource row_kernel = {kernel + "_rows",
                                      fill_kernel_template(*options.knowledge, "row_registers.cu", row_values), {}};
-    const std::string rpb = std::to_string(registers->rows_per_block);
+    const std::string rpb = std::to_string(held.rows_per_block);
     const std::string row_launch = "((" + prefix + "rows + " + rpb + " - 1) // " + rpb + ", (" +
-                                   std::to_string(registers->segment_threads) + ", " + rpb + "), " +
+                                   std::to_string(held.segment_threads) + ", " + rpb + "), " +
                                    join_arguments({launch_arguments(in_program), launch_arguments(out_program), produces,
                                                    "nvrtc_runtime.int64(" + prefix + "rows)"});
     const std::string fallback = broadcast ? "_kernel(\"" + kernel + "_rows_any_length\")" + row_launch +
