@@ -55,6 +55,8 @@ def main(argv):
     in_fd, out_fd = _take_stdio()
     if not _parse_args(argv):
         return 2
+    from . import candidate_spawn
+    candidate_spawn.start_early()  # its `import torch` overlaps ours: the first job finds it ready
     import torch  # after the redirect: anything printed at import goes to stderr
     from . import device
     from .server import Server

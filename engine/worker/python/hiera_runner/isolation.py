@@ -13,20 +13,16 @@ and CUDA up (a start costs a few seconds, more than a small candidate's whole
 evaluation): as many as cover one start at the rate evaluations finish.
 """
 
-import json
 import os
 import shutil
 import signal
-import socket
-import stat
 import subprocess
-import sys
-import tempfile
 import time
 
 import torch
 
-from . import exchange, sandbox
+from . import candidate_spawn, exchange, sandbox
+from .candidate_spawn import memory_limit, remove_scratch_root, trusted_compile_cache  # noqa: F401 (the runner's names)
 
 READY_TIMEOUT_S = 120.0
 LOAD_TIMEOUT_S = float(os.environ.get("HIERA_CANDIDATE_LOAD_TIMEOUT_S", "900"))   # load_inline builds
@@ -35,18 +31,6 @@ LOAD_TIMEOUT_S = float(os.environ.get("HIERA_CANDIDATE_LOAD_TIMEOUT_S", "900")) 
 # inside this. The tighter bound is the engine's per-evaluation job timeout (evaluate_timeout).
 CALL_TIMEOUT_S = float(os.environ.get("HIERA_CANDIDATE_TIMEOUT_S", "300"))
 _STDERR_TAIL = 4000
-
-
-def memory_limit():
-    """Host memory a candidate process may hold: HIERA_CANDIDATE_MEMORY_BYTES,
-    else half of the machine's, at most 64 GiB."""
-    if os.environ.get("HIERA_CANDIDATE_MEMORY_BYTES"):
-        return int(os.environ["HIERA_CANDIDATE_MEMORY_BYTES"])
-    try:
-        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError):
-        total = 16 << 30
-    return min(64 << 30, total // 2)
 
 
 class CandidateFailure(Exception):
@@ -60,130 +44,19 @@ class CandidateFailure(Exception):
         self.where = where
 
 
-def _scratch_root():
-    """This runner's candidates' scratch directories (removed at shutdown)."""
-    root = os.path.join(tempfile.gettempdir(), "hiera-candidates-%d" % os.getpid())
-    os.makedirs(root, exist_ok=True)
-    os.chmod(root, 0o711)
-    return root
-
-
-def _shared_cache():
-    """Build caches candidates share (cubins, load_inline builds), kept
-    across runs. A candidate can write here; what it writes can make a later
-    candidate fail or slow, never pass: verdicts are measured. The trusted
-    side never reads it (torch.compile's caches: trusted_compile_cache)."""
-    cache = os.path.join(tempfile.gettempdir(), "hiera-candidate-cache-%d" % os.getuid())
-    os.makedirs(cache, exist_ok=True)
-    return cache
-
-
-# torch.compile's caches in the trusted runner, by the variable that points at each.
-TRUSTED_COMPILE_CACHE_VARS = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
-_trusted_compile_root = None
-
-
-def _private_dir(path):
-    """Whether path is a directory (not a link) of this user's that no other user can enter."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
-
-
-def _make_trusted_compile_root():
-    path = os.path.join(tempfile.gettempdir(), "hiera-trusted-compile-%d" % os.getuid())
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        try:
-            st = os.lstat(path)
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
-                os.chmod(path, 0o700)
-        except OSError:
-            pass
-    except OSError:
-        pass
-    if _private_dir(path):
-        return path
-    return tempfile.mkdtemp(prefix="hiera-trusted-compile-")  # another user's, or a link: one of our own
-
-
-def trusted_compile_cache():
-    """The trusted runner's own torch.compile caches (inductor's and Triton's,
-    for the "compile" baseline), set in this process's environment before
-    anything here compiles: a directory of this user's, mode 0700, apart from
-    every candidate's (sandbox.environment). A candidate that could write it
-    could leave code there that the trusted side would load and run: as
-    `nobody` (a runner started as root) it cannot enter it, and a candidate
-    that keeps the user's uid gets it read-only in its mount namespace
-    (CandidateProcess: "read_only"). Returns that directory."""
-    global _trusted_compile_root
-    if _trusted_compile_root is None or not _private_dir(_trusted_compile_root):
-        _trusted_compile_root = _make_trusted_compile_root()
-    for var, name in TRUSTED_COMPILE_CACHE_VARS:
-        path = os.path.join(_trusted_compile_root, name)
-        os.makedirs(path, 0o700, exist_ok=True)
-        os.environ[var] = path
-    return _trusted_compile_root
-
-
-def remove_scratch_root():
-    shutil.rmtree(os.path.join(tempfile.gettempdir(), "hiera-candidates-%d" % os.getpid()), ignore_errors=True)
-
-
-def _user_home():
-    try:
-        import pwd
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except (KeyError, ImportError):
-        return os.environ.get("HOME", "")
-
-
-def _read_only_paths(scratch_root):
-    """The user's files and hiera's own, unless the scratch lies inside one
-    (then that one stays writable: the sandbox user still cannot write it)."""
-    out = []
-    for p in (_user_home(), os.getcwd(), sandbox.package_dir(),
-              os.path.dirname(os.path.dirname(os.path.dirname(sandbox.package_dir())))):
-        p = os.path.realpath(p) if p else ""
-        if not p or p == "/" or not os.path.isdir(p) or p in out:
-            continue
-        if (scratch_root + os.sep).startswith(p + os.sep):
-            continue
-        out.append(p)
-    return out
-
-
 class CandidateProcess(object):
-    def __init__(self, device):
+    def __init__(self, device, spawned=None):
+        """Starts a candidate process for device, or adopts `spawned`
+        (candidate_spawn.spawn for the same device)."""
         self.device = device
-        self.secrets = sandbox.secret_values()
-        root = _scratch_root()
-        self.scratch = tempfile.mkdtemp(prefix="c", dir=root)
-        os.makedirs(os.path.join(self.scratch, "tmp"), exist_ok=True)
-        cache = _shared_cache()
-        trusted = trusted_compile_cache()  # exists before the candidate's mount namespace is made
-        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        config = {"fd": child_sock.fileno(), "parent": os.getpid(),
-                  "device": str(device) if device.type == "cpu" else "cuda:%d" % device.index,
-                  "read_only": _read_only_paths(root) + [trusted], "home": _user_home(),
-                  "writable": [self.scratch, cache]}
-        env = sandbox.environment(self.scratch, cache)
-        env["PYTHONPATH"] = sandbox.package_dir() + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self.stderr_path = os.path.join(self.scratch, "stderr")
-        err = open(self.stderr_path, "wb")
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "hiera_runner.candidate_host", json.dumps(config)],
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env, cwd=self.scratch,
-                pass_fds=(child_sock.fileno(),), close_fds=True, start_new_session=True)
-        finally:
-            err.close()
-            child_sock.close()
-        self.channel = exchange.Channel(parent_sock)
-        self.spawned_at = time.time()
+        if spawned is None:
+            spawned = candidate_spawn.spawn(_device_name(device))
+        self.secrets = spawned.secrets
+        self.scratch = spawned.scratch
+        self.stderr_path = spawned.stderr_path
+        self.proc = spawned.proc
+        self.channel = exchange.Channel(spawned.sock)
+        self.spawned_at = spawned.spawned_at
         self.ready = None
         self.limit = memory_limit()
         self.first_call_ms = None  # the wall time of the candidate's first forward (a torch.compile compiles in it)
@@ -237,15 +110,7 @@ class CandidateProcess(object):
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     def _kill(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                self.proc.kill()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        candidate_spawn.kill_group(self.proc)
 
     # --- ops -------------------------------------------------------------------------
     def load(self, source, init, seed):
@@ -495,6 +360,11 @@ class CandidateProcess(object):
         return sandbox.redact(text, self.secrets)
 
 
+def _device_name(device):
+    """The device as the candidate process opens it: "cpu" or "cuda:N"."""
+    return str(device) if device.type == "cpu" else "cuda:%d" % device.index
+
+
 class _Unsupported(object):
     def __init__(self, type_name):
         self.type_name = type_name
@@ -632,6 +502,7 @@ def acquire(device):
     """A candidate process for device: a spare that is alive, else a new one.
     The pool is topped up at once, so spares start while this job runs."""
     pool = _spares.setdefault(str(device), [])
+    _adopt_early(device, pool)
     proc = None
     while pool and proc is None:
         spare = pool.pop(0)
@@ -645,9 +516,18 @@ def acquire(device):
     return proc
 
 
+def _adopt_early(device, pool):
+    """The process __main__ started before torch was imported, first in the
+    pool: it has been starting longest."""
+    early = candidate_spawn.take_early(_device_name(device))
+    if early is not None:
+        pool.insert(0, CandidateProcess(device, early))
+
+
 def prepare_spare(device):
     pool = _spares.setdefault(str(device), [])
     pool[:] = [p for p in pool if p.alive() or p.close()]
+    _adopt_early(device, pool)
     while len(pool) < _spare_count(device):
         try:
             pool.append(CandidateProcess(device))
@@ -656,6 +536,7 @@ def prepare_spare(device):
 
 
 def close_spares():
+    candidate_spawn.take_early(None)
     for pool in _spares.values():
         for spare in pool:
             spare.close()

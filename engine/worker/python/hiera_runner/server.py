@@ -96,10 +96,12 @@ class Server(object):
         if engine is not None and _major_minor(engine) != _major_minor(WORKER_VERSION):
             raise RpcError(INVALID_REQUEST, "engine version %s is not compatible with worker version %s"
                            % (engine, WORKER_VERSION))
+        from . import candidate_spawn, isolation
         if torch.cuda.is_available():
-            # The first job's candidate process starts now, while the engine probes and plans.
-            from . import isolation
+            # The first job's candidate process (started before torch was imported, or now) is made ready
+            # while the engine probes and plans.
             isolation.prepare_spare(device.select({"device": "cuda"}))
+        candidate_spawn.take_early(None)  # one started on a wrong guess of the device ends here
         return {"worker_version": WORKER_VERSION, "python": sys.executable, "torch": torch.__version__,
                 "cuda": torch.cuda.is_available(), "device": device.describe()}
 
