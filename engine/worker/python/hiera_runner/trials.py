@@ -25,7 +25,7 @@ import statistics
 
 import torch
 
-from . import inputs as inputs_mod, load_probe, timing, verify
+from . import inputs as inputs_mod, kernelbench_inputs, load_probe, timing, verify
 from .isolation import CandidateFailure
 from .verify import Stats, Tolerance
 
@@ -383,17 +383,20 @@ class Trials(object):
         return out
 
     # --- KernelBench's criterion ---------------------------------------------------
-    def kernelbench(self, trials=5):
+    def kernelbench(self, draws=None):
         """KernelBench's correctness check as it applies it: seeds from
         torch.manual_seed(42), torch.rand inputs from get_inputs() under each
         trial's seed on the CPU then moved, outputs compared by
-        torch.allclose(atol=rtol=1e-4 for float32, 1e-2 for half types)."""
+        torch.allclose(atol=rtol=1e-4 for float32, 1e-2 for half types).
+        `draws`: the inputs (kernelbench_inputs.SeededDraws), when the job
+        started drawing them ahead; else they are drawn now."""
         job, proc, device = self.job, self.proc, self.device
-        torch.manual_seed(42)
-        seeds = [int(s) for s in torch.randint(0, 2 ** 32 - 1, (trials,))]
-        get_inputs = job.reference_module.get("get_inputs")
+        if draws is None:
+            draws = kernelbench_draws(job)
+        seeds = draws.seeds
+        trials = len(seeds)
         max_abs, passed, message, tol_used = 0.0, True, "", None
-        for k, (s, raw) in enumerate(zip(seeds, inputs_mod.seeded_cpu_inputs(get_inputs, seeds))):
+        for k, (s, raw) in enumerate(zip(seeds, draws)):
             raw = list(raw) if isinstance(raw, (list, tuple)) else [raw]
             args = [x.to(device) if isinstance(x, torch.Tensor) else x for x in raw]
             staged = proc.stage(args)
@@ -425,6 +428,16 @@ class Trials(object):
         tol_used = 1e-4 if tol_used is None else tol_used
         return {"passed": passed, "trials": trials, "atol": tol_used, "rtol": tol_used, "max_abs_error": max_abs,
                 "message": message or "all %d trials allclose" % trials}
+
+
+KERNELBENCH_TRIALS = 5
+
+
+def kernelbench_draws(job):
+    """KernelBench's five trials' inputs for the job's reference, started on
+    threads now (kernelbench_inputs.SeededDraws)."""
+    return kernelbench_inputs.SeededDraws(job.reference_module.get("get_inputs"),
+                                          kernelbench_inputs.kernelbench_seeds(KERNELBENCH_TRIALS))
 
 
 def _specialized(first, second, reason):
