@@ -1,5 +1,6 @@
 // s1_scaled_dot_product_attention: softmax(q @ k^T * scale [+ mask]) @ v as
-// F.scaled_dot_product_attention. A mask the capture knew to be causal
+// F.scaled_dot_product_attention, through casts that keep the scores' dtype or take the softmax in
+// float32 for half-precision scores. A mask the capture knew to be causal
 // (node facts: triu/tril built in forward or registered as a buffer, bool for
 // masked_fill with -inf or a large negative, torch.where over a kept-positions
 // mask, or additive) becomes is_causal=True. SDPA's own default scale is 1/sqrt(E), so
@@ -104,6 +105,48 @@ const graph::Node* causal_where(const graph::OpGraph& graph, const graph::Node& 
   return scores;
 }
 
+// `node` when it is a cast of a node to a dtype (x.float(), x.to(torch.bfloat16), x.type_as(q)) that
+// keeps the shape and strides, with only its target dtype changing: the value it casts, else null.
+const graph::Node* cast_of(const graph::OpGraph& graph, const graph::Node& node) {
+  if (!is_kind(node, "to") || node.op != "call_method" || node.args.empty() || !node.meta) return nullptr;
+  const auto is_dtype = [&](const graph::Arg& a) {  // torch.float32, or x.dtype
+    if (a.kind == graph::Arg::Kind::Dtype) return true;
+    const graph::Node* n = graph.producer(a);
+    return n && n->op == "call_function" && n->target == "getattr" && n->args.size() == 2 &&
+           n->args[1].kind == graph::Arg::Kind::String && n->args[1].text == "dtype";
+  };
+  const std::string& method = node.target;
+  if (method == "to") {
+    // x.to(dtype) or x.to(dtype=...): a device, copy= or memory_format= makes it more than a cast.
+    if (node.args.size() + node.kwargs.size() != 2) return nullptr;
+    if (node.args.size() == 2 && !is_dtype(node.args[1])) return nullptr;
+    if (node.kwargs.size() == 1 && (!node.kwargs.count("dtype") || !is_dtype(node.kwargs.at("dtype")))) return nullptr;
+  } else if (method == "type_as") {
+    if (node.args.size() != 2 || !node.kwargs.empty() || !node.args[1].is_node()) return nullptr;
+  } else if (method == "float" || method == "half" || method == "bfloat16" || method == "double") {
+    if (node.args.size() != 1 || !node.kwargs.empty()) return nullptr;
+  } else {
+    return nullptr;
+  }
+  const graph::Node* input = graph.producer(node.args[0]);
+  if (!input || !input->meta || input->meta->shape != node.meta->shape || input->meta->stride != node.meta->stride)
+    return nullptr;
+  return input;
+}
+
+// The casts around the softmax that SDPA makes: none at all (a cast to the dtype the value already has
+// returns it), or the softmax taken in float32 between a cast from half precision and one back to it,
+// which SDPA's kernels do themselves (they accumulate the softmax in float32).
+bool casts_fold(const graph::Node* before, const graph::Node& softmax, const graph::Node* after,
+                const graph::Node& scores) {
+  const std::string own = dtype(scores);
+  const std::string inner = dtype(softmax);
+  const std::string out = after ? dtype(*after) : inner;
+  if (out != own) return false;
+  if (inner == own) return true;
+  return before && inner == "float32" && (own == "float16" || own == "bfloat16");
+}
+
 }  // namespace
 
 std::vector<Replacement> find_attention(const graph::OpGraph& graph, const RewriteOptions&) {
@@ -112,7 +155,12 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     if (!is_product(o) || !o.meta) continue;
     const graph::Node* p = graph.producer(o.args[0]);
     const graph::Node* v = graph.producer(o.args[1]);
-    if (!p || !v || !is_kind(*p, "softmax") || !only_user(*p, o) || !p->meta) continue;
+    const graph::Node* after = nullptr;  // a cast of the probabilities (.type_as(q), .to(q.dtype))
+    if (p && only_user(*p, o) && cast_of(graph, *p)) {
+      after = p;
+      p = cast_of(graph, *p);
+    }
+    if (!p || !v || !is_kind(*p, "softmax") || !only_user(*p, after ? *after : o) || !p->meta) continue;
     const graph::Arg* dtype_arg = keyword(*p, "dtype");
     if (dtype_arg && dtype_arg->kind != graph::Arg::Kind::None) continue;
     const auto dim = softmax_dim(graph, *p);
@@ -120,15 +168,25 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     if (!dim || normalize_dim(*dim, rank_p) != static_cast<std::int64_t>(rank_p) - 1) continue;
     std::set<std::string> covered{o.name, p->name};
     const graph::Node* s = argument_node(graph, *p, 0, "input");
+    const graph::Node* before = nullptr;  // a cast of the scores (.float())
+    if (s && only_user(*s, *p) && cast_of(graph, *s)) {
+      before = s;
+      s = cast_of(graph, *s);
+    }
+    if (!s || !s->meta || !casts_fold(before, *p, after, *s)) continue;
+    for (const graph::Node* cast : {before, after}) {
+      if (cast) covered.insert(cast->name);
+    }
+    const graph::Node& reads_scores = before ? *before : *p;  // the scores' one user
     const graph::Node* mask = nullptr;
     bool causal = false;
     const graph::Node* causal_scores = s ? causal_masked_fill(graph, *s) : nullptr;
     if (!causal_scores && s) causal_scores = causal_where(graph, *s);
-    if (const graph::Node* scores = causal_scores; scores && only_user(*s, *p)) {
+    if (const graph::Node* scores = causal_scores; scores && only_user(*s, reads_scores)) {
       covered.insert(s->name);
       s = scores;
       causal = true;
-    } else if (s && is_kind(*s, "add") && s->args.size() == 2 && passes_only(*s, 2, {}) && only_user(*s, *p)) {
+    } else if (s && is_kind(*s, "add") && s->args.size() == 2 && passes_only(*s, 2, {}) && only_user(*s, reads_scores)) {
       const graph::Node* a = graph.producer(s->args[0]);
       const graph::Node* b = graph.producer(s->args[1]);
       // The scores are the operand that comes from a product; the other is an additive mask.

@@ -96,6 +96,8 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
       {"mlp_epilogue", knowledge::Space::S2, 3, 3},   {"batched_loop", knowledge::Space::S2, 2, 2},
       {"data_dependent", knowledge::Space::S2, 1, 1}, {"attention_causal_buffer_sliced", knowledge::Space::S1, 1, 1},
       {"attention_causal_mask_from_sizes", knowledge::Space::S1, 1, 1},
+      {"attention_additive_mask_from_sizes", knowledge::Space::S1, 1, 1},
+      {"attention_bf16_float32_softmax", knowledge::Space::S1, 1, 1},
   };
   RecipeProposer proposer(nullptr);
   expect_candidates_match(python, cases, proposer, {});

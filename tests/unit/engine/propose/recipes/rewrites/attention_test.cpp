@@ -130,6 +130,46 @@ TEST(AttentionSpellings, AMaskBuiltForThisLengthFromTorchOnesIsCausal) {
             "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0 / sqrt)");
 }
 
+TEST(AttentionSpellings, AnAdditiveMaskBuiltForThisLengthAndASoftmaxInFloat32) {
+  // LLaMA's spelling: torch.triu(torch.full((T, T), -inf), diagonal=1) added to the scores, then
+  // F.softmax(scores.float(), dim=-1).type_as(q): the casts are identities for float32 inputs.
+  EXPECT_EQ(sdpa_statement("attention_additive_mask_from_sizes"),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0 / sqrt)");
+}
+
+TEST(AttentionSpellings, ASoftmaxInFloat32BetweenCastsFromAndBackToBfloat16) {
+  // scores.to(torch.float32) -> softmax -> .to(torch.bfloat16): SDPA's kernels accumulate in float32 themselves.
+  EXPECT_EQ(sdpa_statement("attention_bf16_float32_softmax"),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=pow_1)");
+}
+
+TEST(AttentionSpellings, CastsThatChangeWhatTheProductReadsAreNotFolded) {
+  const auto rewrites_after = [](const std::function<void(hiera::engine::graph::OpGraph&)>& change) {
+    auto g = hiera::engine::graph::normalize(captured_graph("attention_bf16_float32_softmax")).graph;
+    change(g);
+    return rewrites::find_attention(g, {}).size();
+  };
+  EXPECT_EQ(rewrites_after([](auto&) {}), 1u);
+  // The probabilities stay in float32 (no cast back): the product is not the scores' dtype's.
+  EXPECT_EQ(rewrites_after([](auto& g) { node_named(g, "to_1").meta->dtype = "float32"; }), 0u);
+  // The softmax in float64: more than SDPA's float32 accumulation.
+  EXPECT_EQ(rewrites_after([](auto& g) {
+              node_named(g, "to").meta->dtype = "float64";
+              node_named(g, "softmax").meta->dtype = "float64";
+            }),
+            0u);
+  // A cast that also moves the value (x.to("cuda", torch.float32)) is not a cast alone.
+  EXPECT_EQ(rewrites_after([](auto& g) {
+              Arg device;
+              device.kind = Arg::Kind::String;
+              device.text = "cuda";
+              node_named(g, "to").args.insert(node_named(g, "to").args.begin() + 1, device);
+            }),
+            0u);
+  // x.to(torch.float32, copy=True) copies: not a cast alone.
+  EXPECT_EQ(rewrites_after([](auto& g) { node_named(g, "to").kwargs["copy"] = Arg{}; }), 0u);
+}
+
 TEST(AttentionSpellings, BmmWithEvalDropoutBetweenSoftmaxAndValues) {
   EXPECT_EQ(attention_on("attention_bmm_dropout"), (Texts{"s1_scaled_dot_product_attention | bmm,bmm_1,mul,softmax,transpose | bmm_1 | bmm_1 = torch.nn.functio"
                    "nal.scaled_dot_product_attention(q, k, v, scale=0.3535533905932738) if _HIERA_SDPA_HAS_SCALE else to"
