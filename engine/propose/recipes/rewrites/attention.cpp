@@ -7,6 +7,9 @@
 // the reference's scale is always passed, which needs torch 2.1+: on an older
 // torch the import-time flag picks the reference's own expression instead.
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "engine/propose/recipes/graph_queries.h"
 #include "engine/propose/recipes/python_text.h"
@@ -91,17 +94,50 @@ const graph::Node* causal_masked_fill(const graph::OpGraph& graph, const graph::
   return scores;
 }
 
+// The nodes that compute `fill` and feed nothing else (torch.tensor(torch.finfo(scores.dtype).min,
+// dtype=scores.dtype) reads the scores' dtype and device, not their values): gone with the pattern.
+std::set<std::string> fill_chain(const graph::OpGraph& graph, const graph::Node& fill, const graph::Node& consumer) {
+  std::set<std::string> chain{fill.name};
+  std::vector<const graph::Node*> todo{&fill};
+  while (!todo.empty()) {
+    const graph::Node* n = todo.back();
+    todo.pop_back();
+    std::vector<const graph::Node*> reads;
+    for (const auto& a : n->args) reads.push_back(graph.producer(a));
+    for (const auto& [key, a] : n->kwargs) reads.push_back(graph.producer(a));
+    for (const graph::Node* r : reads) {
+      if (!r || chain.count(r->name) || r->op == "placeholder" || r->op == "get_attr") continue;
+      bool private_to_chain = true;
+      for (const auto& user : r->users) private_to_chain = private_to_chain && chain.count(user) > 0;
+      // A tensor that feeds the chain alone is computed for it; the scores (read for their dtype) are not.
+      if (private_to_chain && r->name != consumer.name) {
+        chain.insert(r->name);
+        todo.push_back(r);
+      }
+    }
+  }
+  return chain;
+}
+
 // torch.where(kept, scores, -inf) with a causal kept-positions mask: the
-// scores, else null. The fill may be a number or a one-element constant.
-const graph::Node* causal_where(const graph::OpGraph& graph, const graph::Node& node) {
+// scores, else null. The fill may be a number or a one-element constant,
+// computed from the scores' dtype (then its nodes join `chain`).
+const graph::Node* causal_where(const graph::OpGraph& graph, const graph::Node& node, std::set<std::string>& chain) {
   if (!is_kind(node, "where") || node.args.size() != 3 || !node.kwargs.empty()) return nullptr;
   const graph::Node* mask = graph.producer(node.args[0]);
   const graph::Node* scores = graph.producer(node.args[1]);
   std::optional<double> fill = constant(&node.args[2]);
-  if (const graph::Node* f = graph.producer(node.args[2]); f && f->facts.values && f->facts.values->size() == 1)
-    fill = f->facts.values->front();
+  const graph::Node* f = graph.producer(node.args[2]);
+  if (f && f->facts.values && f->facts.values->size() == 1) fill = f->facts.values->front();
   if (!scores || !mask || !fill || *fill > -1.0e4 || mask->facts.mask != "causal_kept") return nullptr;
-  if (!causal_fits(*scores, *mask) || !same_shape(*scores, node) || !only_user(*scores, node)) return nullptr;
+  std::set<std::string> fill_nodes;
+  if (f && only_user(*f, node) && (f->op == "call_function" || f->op == "call_method"))
+    fill_nodes = fill_chain(graph, *f, *scores);  // computed in forward; a kept constant stays as it is
+  if (!causal_fits(*scores, *mask) || !same_shape(*scores, node)) return nullptr;
+  for (const auto& user : scores->users) {
+    if (user != node.name && !fill_nodes.count(user)) return nullptr;
+  }
+  chain.insert(fill_nodes.begin(), fill_nodes.end());
   return scores;
 }
 
@@ -181,9 +217,11 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     const graph::Node* mask = nullptr;
     bool causal = false;
     const graph::Node* causal_scores = s ? causal_masked_fill(graph, *s) : nullptr;
-    if (!causal_scores && s) causal_scores = causal_where(graph, *s);
+    std::set<std::string> fill_nodes;
+    if (!causal_scores && s) causal_scores = causal_where(graph, *s, fill_nodes);
     if (const graph::Node* scores = causal_scores; scores && only_user(*s, reads_scores)) {
       covered.insert(s->name);
+      covered.insert(fill_nodes.begin(), fill_nodes.end());
       s = scores;
       causal = true;
     } else if (s && is_kind(*s, "add") && s->args.size() == 2 && passes_only(*s, 2, {}) && only_user(*s, reads_scores)) {

@@ -303,9 +303,11 @@ def _tracer(trace_buffers):
     return tracer
 
 
-# torch's tensor factories that forward calls with a traced size (a mask or
-# positions for this sequence: torch.ones(T, T), torch.arange(T)).
-_SIZE_FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye", "linspace")
+# torch's functions that forward calls with a traced value and that reject a Proxy: tensor factories
+# given a traced size (a mask or positions for this sequence: torch.ones(T, T), torch.arange(T)) or
+# traced data (torch.tensor(lowest, dtype=scores.dtype)), and the limits of a traced dtype
+# (torch.finfo(scores.dtype).min, the fill of mixed-precision masks).
+_TRACED_CALLS = ("ones", "zeros", "full", "empty", "arange", "eye", "linspace", "tensor", "finfo", "iinfo")
 
 
 def _has_proxy(args, kwargs):
@@ -316,10 +318,10 @@ def _has_proxy(args, kwargs):
 
 @contextlib.contextmanager
 def _factories_traced(tracer):
-    """While tracing, a factory called with a traced size is a call_function
-    node, as fx makes math.sqrt of one, where torch's own argument check
-    rejects the Proxy; called with plain values it runs as ever."""
-    originals = {name: getattr(torch, name) for name in _SIZE_FACTORIES}
+    """While tracing, one of _TRACED_CALLS called with a traced value is a
+    call_function node, as fx makes math.sqrt of one, where torch's own
+    argument check rejects the Proxy; called with plain values it runs as ever."""
+    originals = {name: getattr(torch, name) for name in _TRACED_CALLS}
 
     def traced(original):
         def call(*args, **kwargs):

@@ -98,6 +98,7 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
       {"attention_causal_mask_from_sizes", knowledge::Space::S1, 1, 1},
       {"attention_additive_mask_from_sizes", knowledge::Space::S1, 1, 1},
       {"attention_bf16_float32_softmax", knowledge::Space::S1, 1, 1},
+      {"attention_bf16_finfo_where", knowledge::Space::S1, 1, 1},
   };
   RecipeProposer proposer(nullptr);
   expect_candidates_match(python, cases, proposer, {});

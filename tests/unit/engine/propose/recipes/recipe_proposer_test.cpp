@@ -293,7 +293,7 @@ TEST(KnowledgeProposerSpellings, AttentionInOtherSpellingsGetsSdpa) {
   for (const char* fixture : {"attention_causal_triu", "attention_causal_buffer", "attention_causal_buffer_sliced",
                               "attention_causal_mask_from_sizes", "attention_bmm_dropout", "attention_additive_causal", "attention_einsum",
                               "attention_causal_where", "attention_additive_mask_from_sizes",
-                              "attention_bf16_float32_softmax"}) {
+                              "attention_bf16_float32_softmax", "attention_bf16_finfo_where"}) {
     SCOPED_TRACE(fixture);
     Step s = step(fixture, knowledge::Space::S1, 4);
     const std::string forward = forward_with(propose_for(s), "s1_scaled_dot_product_attention");

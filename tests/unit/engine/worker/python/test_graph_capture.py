@@ -407,6 +407,30 @@ class SizedFactoriesTest(unittest.TestCase):
         replay(self, SIZED_FACTORIES, g)
 
 
+DTYPE_LIMITS = reference('''
+    class Model(nn.Module):
+        def forward(self, x):
+            lowest = torch.tensor(torch.finfo(x.dtype).min, dtype=x.dtype, device=x.device)
+            return torch.where(x > 0, x, lowest)
+''', "[torch.randn(4, 8)]")
+
+
+class TracedDtypeLimitsTest(unittest.TestCase):
+    def test_the_limits_of_a_traced_dtype_and_a_tensor_of_them_are_nodes(self):
+        finfo, tensor = torch.finfo, torch.tensor
+        g = capture(DTYPE_LIMITS)
+        self.assertIsNone(g["fallback"])
+        self.assertEqual([n["code"] for n in g["nodes"]][1:6], [
+            "x.dtype", "torch.finfo(getattr_1)", "finfo.min", "x.dtype", "x.device"])
+        nodes = by_name(g)
+        self.assertEqual(nodes["tensor"]["code"], "torch.tensor(getattr_2, dtype=getattr_3, device=getattr_4)")
+        self.assertEqual(nodes["tensor"]["facts"]["values"], [torch.finfo(torch.float32).min])
+        # Afterwards torch.finfo and torch.tensor are torch's own again.
+        self.assertIs(torch.finfo, finfo)
+        self.assertIs(torch.tensor, tensor)
+        replay(self, DTYPE_LIMITS, g)
+
+
 CONTAINERS = reference('''
     class Model(nn.Module):
         def __init__(self):

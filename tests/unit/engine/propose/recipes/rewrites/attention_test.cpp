@@ -143,6 +143,13 @@ TEST(AttentionSpellings, ASoftmaxInFloat32BetweenCastsFromAndBackToBfloat16) {
             "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=pow_1)");
 }
 
+TEST(AttentionSpellings, TorchWhereWithTheLowestValueOfTheScoresDtypeInBfloat16) {
+  // torch.where(tril(ones(bool)), scores, torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype)),
+  // softmax of scores.float(), .to(q.dtype): traced by fx since torch.finfo and torch.tensor take traced values.
+  EXPECT_EQ(sdpa_statement("attention_bf16_finfo_where"),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=truediv)");
+}
+
 TEST(AttentionSpellings, CastsThatChangeWhatTheProductReadsAreNotFolded) {
   const auto rewrites_after = [](const std::function<void(hiera::engine::graph::OpGraph&)>& change) {
     auto g = hiera::engine::graph::normalize(captured_graph("attention_bf16_float32_softmax")).graph;
