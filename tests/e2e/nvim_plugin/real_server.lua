@@ -116,11 +116,14 @@ local function run()
     end
     return false
   end)
-  local shown
+  -- The server's warning and the progress's end carry the same text; both are warnings, in either order.
+  local levels = {}
   for i = from, #notes do
-    if notes[i].msg == 'hiera: Profile Model: ' .. refusal then shown = notes[i] end
+    if notes[i].msg == 'hiera: Profile Model: ' .. refusal then table.insert(levels, notes[i].level) end
   end
-  check_eq('shown as a warning through vim.notify', shown.level, vim.log.levels.WARN)
+  check_eq('shown as a warning through vim.notify', table.concat(levels, ','),
+    table.concat(vim.tbl_map(function() return vim.log.levels.WARN end, levels), ','))
+  check('shown at least once', #levels >= 1)
   from = #notes + 1
   vim.cmd('HieraStatus')
   local status

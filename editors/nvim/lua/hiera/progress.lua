@@ -48,6 +48,9 @@ local function level_of(message)
   if message:find('^cancelled') or message:find('^not applied') or message:find('^conflict') then
     return vim.log.levels.WARN
   end
+  -- A job refused before it started ("Model: not started: no GPU ..."): the server shows the same text
+  -- as a warning, and the two must not disagree whichever arrives last.
+  if message:find(': not started: ', 1, true) then return vim.log.levels.WARN end
   return vim.log.levels.INFO
 end
 
