@@ -307,7 +307,10 @@ def _tracer(trace_buffers):
 # given a traced size (a mask or positions for this sequence: torch.ones(T, T), torch.arange(T)) or
 # traced data (torch.tensor(lowest, dtype=scores.dtype)), and the limits of a traced dtype
 # (torch.finfo(scores.dtype).min, the fill of mixed-precision masks).
-_TRACED_CALLS = ("ones", "zeros", "full", "empty", "arange", "eye", "linspace", "tensor", "finfo", "iinfo")
+# F.pad with traced sizes (padding to a skip connection's size: [diff // 2, diff - diff // 2]) too, where
+# torch 1.x's argument check rejects a list holding Proxies before __torch_function__ is asked.
+_TRACED_CALLS = tuple((torch, name) for name in ("ones", "zeros", "full", "empty", "arange", "eye", "linspace",
+                                                 "tensor", "finfo", "iinfo")) + ((torch.nn.functional, "pad"),)
 
 
 def _has_proxy(args, kwargs):
@@ -321,7 +324,7 @@ def _factories_traced(tracer):
     """While tracing, one of _TRACED_CALLS called with a traced value is a
     call_function node, as fx makes math.sqrt of one, where torch's own
     argument check rejects the Proxy; called with plain values it runs as ever."""
-    originals = {name: getattr(torch, name) for name in _TRACED_CALLS}
+    originals = {(space, name): getattr(space, name) for space, name in _TRACED_CALLS}
 
     def traced(original):
         def call(*args, **kwargs):
@@ -331,12 +334,12 @@ def _factories_traced(tracer):
         return call
 
     try:
-        for name, original in originals.items():
-            setattr(torch, name, traced(original))
+        for (space, name), original in originals.items():
+            setattr(space, name, traced(original))
         yield
     finally:
-        for name, original in originals.items():
-            setattr(torch, name, original)
+        for (space, name), original in originals.items():
+            setattr(space, name, original)
 
 
 def _trace(model):

@@ -7,6 +7,7 @@ import textwrap
 import unittest
 
 import torch
+import torch.nn.functional as F
 
 import fixtures  # noqa: F401  (puts hiera_runner on sys.path)
 from hiera_runner import graph_capture, inputs as inputs_mod, jsonrpc, loader, verify
@@ -429,6 +430,28 @@ class TracedDtypeLimitsTest(unittest.TestCase):
         self.assertIs(torch.finfo, finfo)
         self.assertIs(torch.tensor, tensor)
         replay(self, DTYPE_LIMITS, g)
+
+
+PAD_TO_SKIP = reference('''
+    class Model(nn.Module):
+        def forward(self, x, skip):
+            dh = skip.size(2) - x.size(2)
+            dw = skip.size(3) - x.size(3)
+            x = F.pad(x, [dw // 2, dw - dw // 2, dh // 2, dh - dh // 2])
+            return torch.cat([skip, x], dim=1)
+''', "[torch.rand(1, 2, 5, 6), torch.rand(1, 3, 8, 8)]")
+
+
+class TracedPadTest(unittest.TestCase):
+    def test_a_pad_to_a_traced_size_is_a_node(self):
+        pad = F.pad
+        g = capture(PAD_TO_SKIP)
+        self.assertIsNone(g["fallback"])
+        self.assertEqual(by_name(g)["pad"]["code"],
+                         "torch.nn.functional.pad(x, [floordiv, sub_2, floordiv_2, sub_3])")
+        self.assertEqual(by_name(g)["pad"]["meta"]["shape"], [1, 2, 8, 8])
+        self.assertIs(F.pad, pad)
+        replay(self, PAD_TO_SKIP, g)
 
 
 CONTAINERS = reference('''
