@@ -73,6 +73,29 @@ bool is_call(const Node& node, std::string_view method, std::string_view functio
   return (node.op == "call_method" && node.target == method) || (node.op == "call_function" && node.target == function);
 }
 
+bool is_dtype_cast(const Node& node) {
+  if (node.op != "call_method" && !is_kind(node, "to")) return false;
+  static const std::set<std::string> kNoArgCasts = {"float", "half", "double", "bfloat16"};
+  if (node.op == "call_method" && kNoArgCasts.count(node.target)) return node.args.size() == 1 && node.kwargs.empty();
+  if (node.target != "to" && node.target != "type") return false;
+  bool has_dtype = false;
+  for (std::size_t i = 1; i < node.args.size(); ++i) {
+    if (node.args[i].kind != Arg::Kind::Dtype) return false;
+    has_dtype = true;
+  }
+  for (const auto& [key, arg] : node.kwargs) {
+    if (key == "dtype" && arg.kind == Arg::Kind::Dtype)
+      has_dtype = true;
+    else if (key == "non_blocking" && arg.kind == Arg::Kind::Bool)
+      continue;
+    else if (key == "copy" && arg.kind == Arg::Kind::Bool && !arg.flag)
+      continue;
+    else
+      return false;  // a device, a memory format, copy=True: more than a cast
+  }
+  return has_dtype;
+}
+
 bool only_user(const Node& value, const Node& user) { return value.users.size() == 1 && value.users[0] == user.name; }
 
 namespace {

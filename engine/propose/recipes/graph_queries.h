@@ -36,6 +36,9 @@ bool passes_only(const graph::Node& node, std::size_t positional, const std::vec
 // vocabulary, such as clone or erf) the target as torch function or method.
 bool is_kind(const graph::Node& node, std::string_view kind);
 bool is_call(const graph::Node& node, std::string_view method, std::string_view function);
+// A node that only changes the dtype (x.to(torch.float16), x.half(), x.type(torch.float32)): no device,
+// memory format or copy=True.
+bool is_dtype_cast(const graph::Node& node);
 // The node is the only consumer of `value`.
 bool only_user(const graph::Node& value, const graph::Node& user);
 // The value is returned by forward (directly or inside a returned tuple/list).

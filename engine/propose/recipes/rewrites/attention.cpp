@@ -141,29 +141,20 @@ const graph::Node* causal_where(const graph::OpGraph& graph, const graph::Node& 
   return scores;
 }
 
-// `node` when it is a cast of a node to a dtype (x.float(), x.to(torch.bfloat16), x.type_as(q)) that
-// keeps the shape and strides, with only its target dtype changing: the value it casts, else null.
+// `node` when it only changes its input's dtype, keeping shape and strides (is_dtype_cast, x.to(q.dtype),
+// x.type_as(q)): the value it casts, else null.
 const graph::Node* cast_of(const graph::OpGraph& graph, const graph::Node& node) {
-  if (!is_kind(node, "to") || node.op != "call_method" || node.args.empty() || !node.meta) return nullptr;
-  const auto is_dtype = [&](const graph::Arg& a) {  // torch.float32, or x.dtype
-    if (a.kind == graph::Arg::Kind::Dtype) return true;
+  if (!node.meta || node.args.empty()) return nullptr;
+  const auto dtype_of_a_tensor = [&](const graph::Arg& a) {  // x.dtype
     const graph::Node* n = graph.producer(a);
     return n && n->op == "call_function" && n->target == "getattr" && n->args.size() == 2 &&
            n->args[1].kind == graph::Arg::Kind::String && n->args[1].text == "dtype";
   };
-  const std::string& method = node.target;
-  if (method == "to") {
-    // x.to(dtype) or x.to(dtype=...): a device, copy= or memory_format= makes it more than a cast.
-    if (node.args.size() + node.kwargs.size() != 2) return nullptr;
-    if (node.args.size() == 2 && !is_dtype(node.args[1])) return nullptr;
-    if (node.kwargs.size() == 1 && (!node.kwargs.count("dtype") || !is_dtype(node.kwargs.at("dtype")))) return nullptr;
-  } else if (method == "type_as") {
-    if (node.args.size() != 2 || !node.kwargs.empty() || !node.args[1].is_node()) return nullptr;
-  } else if (method == "float" || method == "half" || method == "bfloat16" || method == "double") {
-    if (node.args.size() != 1 || !node.kwargs.empty()) return nullptr;
-  } else {
-    return nullptr;
-  }
+  const bool to_a_tensors_dtype = node.op == "call_method" && node.target == "to" && node.args.size() == 2 &&
+                                  node.kwargs.empty() && dtype_of_a_tensor(node.args[1]);
+  const bool type_as = node.op == "call_method" && node.target == "type_as" && node.args.size() == 2 &&
+                       node.kwargs.empty() && node.args[1].is_node();
+  if (!is_dtype_cast(node) && !to_a_tensors_dtype && !type_as) return nullptr;
   const graph::Node* input = graph.producer(node.args[0]);
   if (!input || !input->meta || input->meta->shape != node.meta->shape || input->meta->stride != node.meta->stride)
     return nullptr;
@@ -192,9 +183,9 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     const graph::Node* p = graph.producer(o.args[0]);
     const graph::Node* v = graph.producer(o.args[1]);
     const graph::Node* after = nullptr;  // a cast of the probabilities (.type_as(q), .to(q.dtype))
-    if (p && only_user(*p, o) && cast_of(graph, *p)) {
+    if (const graph::Node* cast = p && only_user(*p, o) ? cast_of(graph, *p) : nullptr) {
       after = p;
-      p = cast_of(graph, *p);
+      p = cast;
     }
     if (!p || !v || !is_kind(*p, "softmax") || !only_user(*p, after ? *after : o) || !p->meta) continue;
     const graph::Arg* dtype_arg = keyword(*p, "dtype");
@@ -205,9 +196,9 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     std::set<std::string> covered{o.name, p->name};
     const graph::Node* s = argument_node(graph, *p, 0, "input");
     const graph::Node* before = nullptr;  // a cast of the scores (.float())
-    if (s && only_user(*s, *p) && cast_of(graph, *s)) {
+    if (const graph::Node* cast = s && only_user(*s, *p) ? cast_of(graph, *s) : nullptr) {
       before = s;
-      s = cast_of(graph, *s);
+      s = cast;
     }
     if (!s || !s->meta || !casts_fold(before, *p, after, *s)) continue;
     for (const graph::Node* cast : {before, after}) {
@@ -216,15 +207,15 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     const graph::Node& reads_scores = before ? *before : *p;  // the scores' one user
     const graph::Node* mask = nullptr;
     bool causal = false;
-    const graph::Node* causal_scores = s ? causal_masked_fill(graph, *s) : nullptr;
+    const graph::Node* causal_scores = causal_masked_fill(graph, *s);
     std::set<std::string> fill_nodes;
-    if (!causal_scores && s) causal_scores = causal_where(graph, *s, fill_nodes);
+    if (!causal_scores) causal_scores = causal_where(graph, *s, fill_nodes);
     if (const graph::Node* scores = causal_scores; scores && only_user(*s, reads_scores)) {
       covered.insert(s->name);
       covered.insert(fill_nodes.begin(), fill_nodes.end());
       s = scores;
       causal = true;
-    } else if (s && is_kind(*s, "add") && s->args.size() == 2 && passes_only(*s, 2, {}) && only_user(*s, reads_scores)) {
+    } else if (is_kind(*s, "add") && s->args.size() == 2 && passes_only(*s, 2, {}) && only_user(*s, reads_scores)) {
       const graph::Node* a = graph.producer(s->args[0]);
       const graph::Node* b = graph.producer(s->args[1]);
       // The scores are the operand that comes from a product; the other is an additive mask.

@@ -1,7 +1,6 @@
 // s1_remove_redundant_casts_copies: casts to the dtype a tensor already has,
 // widening round trips, and .contiguous() on a tensor that is contiguous.
 #include <map>
-#include <set>
 #include <optional>
 
 #include "engine/propose/recipes/graph_queries.h"
@@ -15,30 +14,6 @@ using graph::Arg;
 using graph::Node;
 
 constexpr const char* kRecipe = "s1_remove_redundant_casts_copies";
-
-// A node that only changes the dtype (x.to(torch.float16), x.half(), x.type(torch.float32)).
-bool is_dtype_cast(const Node& node) {
-  if (node.op != "call_method" && !is_kind(node, "to")) return false;
-  static const std::set<std::string> kNoArgCasts = {"float", "half", "double", "bfloat16"};
-  if (node.op == "call_method" && kNoArgCasts.count(node.target)) return node.args.size() == 1 && node.kwargs.empty();
-  if (node.target != "to" && node.target != "type") return false;
-  bool has_dtype = false;
-  for (std::size_t i = 1; i < node.args.size(); ++i) {
-    if (node.args[i].kind != Arg::Kind::Dtype) return false;
-    has_dtype = true;
-  }
-  for (const auto& [key, arg] : node.kwargs) {
-    if (key == "dtype" && arg.kind == Arg::Kind::Dtype)
-      has_dtype = true;
-    else if (key == "non_blocking" && arg.kind == Arg::Kind::Bool)
-      continue;
-    else if (key == "copy" && arg.kind == Arg::Kind::Bool && !arg.flag)
-      continue;
-    else
-      return false;  // a device, a memory format, copy=True: more than a cast
-  }
-  return has_dtype;
-}
 
 // Exact round trips: every value of the narrow type is representable in the wide one.
 bool widens(const std::string& narrow, const std::string& wide) {

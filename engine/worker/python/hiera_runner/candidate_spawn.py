@@ -198,7 +198,7 @@ def spawn(device_name):
 
 # --- the first process, started before the runner imports torch ---------------------
 
-_early = []
+_early = None  # the Spawned start_early made, until a job or hello takes it
 
 
 def likely_cuda_device():
@@ -220,11 +220,12 @@ def likely_cuda_device():
 def start_early():
     """Starts one candidate process for the likely CUDA device, ahead of
     `import torch` in the runner; nothing where no GPU is likely."""
+    global _early
     name = likely_cuda_device()
-    if name is None or _early:
+    if name is None or _early is not None:
         return
     try:
-        _early.append(spawn(name))
+        _early = spawn(name)
     except OSError:
         pass
 
@@ -232,11 +233,9 @@ def start_early():
 def take_early(device_name):
     """The process start_early started, when it is for device_name; a process
     for another device is ended. None when there is none."""
-    found = None
-    while _early:
-        spawned = _early.pop()
-        if found is None and spawned.device_name == device_name:
-            found = spawned
-        else:
-            spawned.discard()
-    return found
+    global _early
+    spawned, _early = _early, None
+    if spawned is not None and spawned.device_name != device_name:
+        spawned.discard()
+        return None
+    return spawned

@@ -291,7 +291,7 @@ def evaluate(params):
                 with phases("kernelbench"):
                     out["kernelbench"] = checks.kernelbench(draws)
             except isolation.CandidateFailure as e:
-                out["kernelbench"] = {"passed": False, "trials": 5, "atol": 1e-4, "rtol": 1e-4, "max_abs_error": None,
+                out["kernelbench"] = {"passed": False, "trials": trials_mod.KERNELBENCH_TRIALS, "atol": 1e-4, "rtol": 1e-4, "max_abs_error": None,
                                       "message": "%s: %s" % (e.check, e.message)}
         return _with(out, proc, phases)
     finally:

@@ -168,8 +168,3 @@ class SeededDraws(object):
                 yield self._drawn.pop(k)
             else:
                 yield _serial(self.get_inputs, seed)
-
-
-def seeded_cpu_inputs(get_inputs, seeds, workers=4):
-    """Yields get_inputs() as KernelBench draws it for each seed, in order."""
-    return iter(SeededDraws(get_inputs, seeds, workers))

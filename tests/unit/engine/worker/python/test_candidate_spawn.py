@@ -49,11 +49,11 @@ class EarlyProcessTest(unittest.TestCase):
 
     def test_the_first_spare_of_its_device_is_the_early_process(self):
         early = candidate_spawn.spawn("cpu")
-        candidate_spawn._early.append(early)
+        candidate_spawn._early = early
         proc = isolation.acquire(torch.device("cpu"))
         try:
             self.assertEqual(proc.proc.pid, early.proc.pid)
-            self.assertEqual(candidate_spawn._early, [])
+            self.assertIsNone(candidate_spawn._early)
             ready = proc.wait_ready()
             self.assertEqual(ready["op"], "ready")
             self.assertEqual(ready["pid"], early.proc.pid)
@@ -65,7 +65,7 @@ class EarlyProcessTest(unittest.TestCase):
     def test_a_process_for_another_device_is_ended_not_adopted(self):
         early = candidate_spawn.spawn("cpu")
         early.device_name = "cuda:0"  # as if the guess had been a GPU this runner does not use
-        candidate_spawn._early.append(early)
+        candidate_spawn._early = early
         proc = isolation.acquire(torch.device("cpu"))
         try:
             self.assertNotEqual(proc.proc.pid, early.proc.pid)
@@ -76,7 +76,7 @@ class EarlyProcessTest(unittest.TestCase):
 
     def test_hello_ends_a_process_nobody_adopts(self):
         early = candidate_spawn.spawn("cpu")
-        candidate_spawn._early.append(early)
+        candidate_spawn._early = early
         self.assertIsNone(candidate_spawn.take_early(None))
         self.assertIsNotNone(early.proc.poll())
 
@@ -87,7 +87,7 @@ class RunnerStartTest(unittest.TestCase):
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=os.pathsep.join(sys.path))
         run = subprocess.run([sys.executable, "-c",
                               "import sys; from hiera_runner import candidate_spawn as c; c.start_early(); "
-                              "sys.exit(len(c._early))"], env=env, timeout=60)
+                              "sys.exit(c._early is not None)"], env=env, timeout=60)
         self.assertEqual(run.returncode, 0)
 
 

@@ -43,16 +43,16 @@ class SeededInputsTest(unittest.TestCase):
     SEEDS = [11, 12345, 7, 2 ** 31 + 5, 99]
 
     def test_threads_give_the_serial_values(self):
-        got = list(inputs.seeded_cpu_inputs(get_inputs, self.SEEDS))
+        got = list(inputs.SeededDraws(get_inputs, self.SEEDS))
         self.assertEqual(len(got), 5)
         self.assertTrue(same(got, serial(get_inputs, self.SEEDS)))
 
     def test_a_draw_from_the_global_generator_falls_back_to_serial(self):
-        got = list(inputs.seeded_cpu_inputs(get_inputs_untraceable, self.SEEDS))
+        got = list(inputs.SeededDraws(get_inputs_untraceable, self.SEEDS))
         self.assertTrue(same(got, serial(get_inputs_untraceable, self.SEEDS)))
 
     def test_one_worker_draws_in_order(self):
-        got = list(inputs.seeded_cpu_inputs(get_inputs, self.SEEDS, workers=1))
+        got = list(inputs.SeededDraws(get_inputs, self.SEEDS, workers=1))
         self.assertTrue(same(got, serial(get_inputs, self.SEEDS)))
 
     def test_the_seeded_mode_injects_its_generator(self):
