@@ -24,6 +24,8 @@ let launched: { command: string; args: string[] } | undefined;
 // The settings object the running server last got: a later change is sent as a
 // patch over it that clears removed keys (settings.ts clearingPatch).
 let lastSent: unknown;
+// Set by deactivate(): a restart still in flight then starts no new server.
+let deactivated = false;
 
 function serverSettings(): unknown {
   const next = toServerSettings(read(), warn);
@@ -90,12 +92,15 @@ function createClient(tracker: JobTracker): LanguageClient {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  deactivated = false;
   output = vscode.window.createOutputChannel('hiera');
   context.subscriptions.push(output);
   const tracker = new JobTracker(log);
   context.subscriptions.push(new JobStatusBar(tracker));
 
   const restart = async (): Promise<void> => {
+    // A restart asked for while the server is still starting (trust granted right after a restart) waits for it.
+    if (client) await settled(client);
     const launch = toClientSettings(read(), warn);
     const changed = !launched || launch.serverPath !== launched.command || JSON.stringify(launch.serverArgs) !== JSON.stringify(launched.args);
     if (client && !changed && client.state === State.Running) {
@@ -105,7 +110,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // A new command line, or a client that never started, needs a new client.
     const old = client;
     client = undefined;
-    if (old) await old.dispose().catch((error: unknown) => log(`stopping the old server: ${String(error)}`));
+    if (old) await stopClient(old, true).catch((error: unknown) => log(`stopping the old server: ${String(error)}`));
+    // deactivate() may have run while the old server stopped: start nothing then.
+    if (deactivated) return;
     client = createClient(tracker);
     await client.start();
   };
@@ -156,9 +163,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 }
 
+/** Lets a client that is still starting finish (or fail) its start; vscode-languageclient cannot stop it before. */
+async function settled(c: LanguageClient): Promise<void> {
+  if (c.state === State.Starting) await c.start().catch(() => undefined);
+}
+
+/** Stops a client whatever its state: one still starting is stopped once started, one that never started is left. */
+async function stopClient(c: LanguageClient, dispose = false): Promise<void> {
+  await settled(c);
+  if (c.state !== State.Running) return;
+  await (dispose ? c.dispose() : c.stop());
+}
+
 export async function deactivate(): Promise<void> {
+  deactivated = true;
   const old = client;
   client = undefined;
-  // stop() refuses a client that is not running (it never started); nothing to stop then.
-  if (old && old.state === State.Running) await old.stop();
+  if (old) await stopClient(old);
 }

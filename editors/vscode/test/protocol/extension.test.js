@@ -35,6 +35,10 @@ function readLog(file) {
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
+function messages(file, dir) {
+  return readLog(file).filter((e) => e.dir === dir).map((e) => e.message);
+}
+
 async function until(check, what, ms = 15000) {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -181,4 +185,36 @@ test('dist/extension.js: a server path that does not exist is reported; fixing i
     await withTimeout(extension.deactivate(), 20000, 'deactivate').catch(() => {});
     for (const d of context.subscriptions) d.dispose();
   }
+});
+
+test('dist/extension.js: deactivate while the server is still starting stops it once it has started', { skip, timeout: 60000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hiera-vscode-'));
+  const log = path.join(dir, 'wire.jsonl');
+  stub.reset();
+  // The server starts 1.5 s late, so the client is still "starting" when VS Code deactivates the extension.
+  stub.state.configuration = {
+    'server.path': process.execPath,
+    'server.args': [path.join(__dirname, '..', 'support', 'tee-server.js'), '--delay-ms', '1500', log, testServer],
+  };
+  const extension = require(bundle);
+  const context = { subscriptions: [] };
+  const activating = extension.activate(context);
+  const { pid } = await until(() => readLog(log).find((e) => 'pid' in e), 'the server process to start');
+  try {
+    await withTimeout(extension.deactivate(), 20000, 'deactivate');
+    await withTimeout(activating, 20000, 'activate');
+    await until(() => readLog(log).find((e) => 'exit' in e), 'the late server to exit');
+    assert.deepEqual(readLog(log).filter((e) => 'exit' in e), [{ exit: 0, signal: null }]);
+    assert.equal(messages(log, 'to-server').filter((m) => m.method === 'initialize').length, 1);
+    // A clean LSP stop: shutdown, then exit, last.
+    const methods = messages(log, 'to-server').map((m) => m.method).filter(Boolean);
+    assert.deepEqual(methods.slice(methods.indexOf('shutdown')), ['shutdown', 'exit']);
+  } finally {
+    for (const d of context.subscriptions) d.dispose();
+    // A server its client lost would keep this test process alive: end it.
+    if (!readLog(log).some((e) => 'exit' in e)) {
+      try { process.kill(pid); } catch { /* already gone */ }
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
 });

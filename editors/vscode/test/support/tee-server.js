@@ -1,14 +1,26 @@
 'use strict';
 // Stands between the extension and a real server and writes down what passes:
-//   node tee-server.js LOG SERVER [ARGS...]
+//   node tee-server.js [--delay-ms N] LOG SERVER [ARGS...]
 // LOG gets one JSON line per message ({"dir": "to-server" | "from-server",
 // "message": …}), the first line being {"argv": [ARGS...]} as the extension
-// passed them. The bytes themselves pass through unchanged.
+// passed them. The bytes themselves pass through unchanged. --delay-ms starts
+// the server N ms late (a slow start: the client stays "starting" meanwhile)
+// and writes {"pid": …} second, so a test can end a server its client lost.
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
 
-const [log, server, ...args] = process.argv.slice(2);
+let argv = process.argv.slice(2);
+let delay = 0;
+if (argv[0] === '--delay-ms') {
+  delay = Number(argv[1]);
+  argv = argv.slice(2);
+}
+const [log, server, ...args] = argv;
 fs.appendFileSync(log, `${JSON.stringify({ argv: args })}\n`);
+if (delay > 0) {
+  fs.appendFileSync(log, `${JSON.stringify({ pid: process.pid })}\n`);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, delay);
+}
 const child = spawn(server, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 
 function tap(dir) {
