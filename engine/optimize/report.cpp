@@ -74,7 +74,44 @@ nlohmann::json candidate_json(const propose::Candidate& c) {
                                    {"from_cache", c.usage.from_cache}}}};
   if (!c.kernel.empty()) out["kernel"] = c.kernel;
   if (c.rejected) out["rejected"] = *c.rejected;
+  if (!c.parts.empty()) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& p : c.parts) {
+      parts.push_back({{"key", p.key}, {"recipe", p.recipe}, {"space", knowledge::to_string(p.space)},
+                       {"region", p.region}, {"description", p.description}});
+    }
+    out["parts"] = std::move(parts);
+  }
   return out;
+}
+
+// The best speedup this run measured for a candidate made of `part` only.
+std::optional<double> alone_speedup(const OptimizeResult& r, const propose::CandidatePart& part) {
+  std::optional<double> best;
+  for (const auto& a : r.attempts) {
+    const auto& c = a.attempt.candidate;
+    if (!a.attempt.correct || !a.attempt.speedup || c.parts.size() != 1 || c.parts.front().key != part.key) continue;
+    if (!best || *a.attempt.speedup > *best) best = a.attempt.speedup;
+  }
+  return best;
+}
+
+// What each region of the delivered module got: one row per part, with what that part alone measured.
+std::string parts_markdown(const OptimizeResult& r, const BestResult& best) {
+  const auto& parts = best.candidate.parts;
+  if (parts.empty()) return {};
+  std::string md = "What each region got (a region is named by the graph node it produces; \"alone\" is the "
+                   "best verified speedup of a candidate made of that rewrite only, in this run):\n\n"
+                   "| region | space | recipe | change | alone | time saved alone |\n|---|---|---|---|---|---|\n";
+  const auto& timing = best.evaluation.timing;
+  for (const auto& p : parts) {
+    const auto alone = alone_speedup(r, p);
+    std::string saved = "-";
+    if (alone && timing) saved = fixed(timing->reference.median_ms * (1.0 - 1.0 / *alone), 4) + " ms";
+    md += "| " + cell(p.region) + " | " + knowledge::to_string(p.space) + " | " + p.recipe + " | " + cell(p.description) +
+          " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + saved + " |\n";
+  }
+  return md + "\n";
 }
 
 nlohmann::json kernelbench_json(const std::optional<eval::KernelBenchVerdict>& k) {
@@ -334,6 +371,7 @@ std::string to_markdown(const OptimizeResult& r) {
     if (!r.best->file.empty()) md += " (`" + r.best->file.filename().string() + "`)";
     md += ".\n\n";
     if (const auto use = compile_use(*r.best)) md += compile_use_text(*use) + "\n\n";
+    md += parts_markdown(r, *r.best);
     if (e.timing) {
       md += "| | time |\n|---|---|\n";
       md += "| reference | " + timing_text(e.timing->reference) + " |\n";

@@ -16,6 +16,17 @@ struct TokenUsage {
   bool from_cache = false;
 };
 
+// One rewrite a knowledge candidate is made of (recipes/verified_parts.h).
+struct CandidatePart {
+  std::string key;           // part_key: recipe, the node it produces, a digest of what it emits
+  std::string recipe;        // "s3_elementwise_fusion"
+  knowledge::Space space = knowledge::Space::S1;
+  std::string region;        // the graph node whose value it produces ("forward" for whole-forward rewrites)
+  std::string description;   // "sigmoid + mul + add fused into one elementwise kernel"
+
+  bool operator==(const CandidatePart&) const = default;
+};
+
 struct Candidate {
   std::string id;                    // "c7": unique within a run, in proposal order
   std::string proposer;              // "llm:<endpoint>" or "knowledge"
@@ -25,6 +36,10 @@ struct Candidate {
   std::string source;                // the whole candidate: a module defining ModelNew, or a kernel
   std::string kernel;                // CUDA targets: the kernel to launch
   std::string notes;                 // the proposer's one-line description
+  // The knowledge proposer's rewrites it is made of: their verdicts let a
+  // later proposal stitch the parts that passed into one module, and the
+  // report say what each region got.
+  std::vector<CandidatePart> parts;
   // Set when the proposer could not produce usable code (an empty, truncated or
   // code-less reply): the candidate is logged and counted, never evaluated.
   std::optional<std::string> rejected;

@@ -7,6 +7,7 @@
 #include "engine/propose/recipes/module_emitter.h"
 #include "engine/propose/recipes/replacement_sets.h"
 #include "engine/propose/recipes/rewrites/rewrites.h"
+#include "engine/propose/recipes/verified_parts.h"
 
 namespace hiera::engine::propose::recipes {
 
@@ -40,6 +41,90 @@ void add_normalization_notes(const graph::Normalized& normalized, Candidate& c) 
   c.notes += (c.notes.empty() ? "" : "; ") + std::string("removed before matching: ") + removed;
 }
 
+// The rewrites that apply to the graph in the request's space (S3 kernels through `kernel_rewrites`).
+std::vector<Replacement> applicable_rewrites(const graph::OpGraph& graph, const ProposalRequest& request,
+                                             const RecipeProposer::KernelRewrites& kernel_rewrites,
+                                             std::vector<std::string>& problems) {
+  rewrites::RewriteOptions options;
+  options.allowed_precisions = request.allowed_precisions;
+  if (!graph.captured()) {
+    // Without a graph (none captured, or the capture fell back: the optimizer
+    // logged why) only whole-module rewrites apply: the CUDA graph capture of S2.
+    if (!space_allows(request.space, knowledge::Space::S2)) return {};
+    return rewrites::find_cuda_graph(graph, options);
+  }
+  std::vector<Replacement> pool;
+  for (const auto& rewrite : rewrites::catalog()) {
+    if (!space_allows(request.space, rewrite.space)) continue;
+    for (auto& r : rewrite.find(graph, options)) pool.push_back(std::move(r));
+  }
+  if (request.space != knowledge::Space::S3 || !kernel_rewrites) return pool;
+  try {
+    for (auto& r : kernel_rewrites(graph, request)) {
+      // Eager PyTorch rounds after every op; a contracted a*b+c (FMA) rounds
+      // once, which cancellation (stencils, x - mean) turns into errors
+      // beyond the tolerance. Memory-bound kernels lose nothing without it.
+      for (auto& k : r.kernels) {
+        const bool set = std::any_of(k.options.begin(), k.options.end(),
+                                     [](const std::string& o) { return o.rfind("--fmad", 0) == 0 || o.rfind("-fmad", 0) == 0; });
+        if (!set) k.options.push_back("--fmad=false");
+      }
+      pool.push_back(std::move(r));
+    }
+  } catch (const std::exception& e) {
+    problems.push_back(std::string("the kernel rewrites failed: ") + e.what());
+  }
+  return pool;
+}
+
+// The sets of pool indices to offer, in order: the parts verified in this run
+// stitched together (when there are two or more), then replacement_sets over
+// the rewrites the run's verdicts have not blamed.
+struct CandidateSets {
+  std::vector<std::vector<std::size_t>> sets;
+  bool first_is_stitched = false;
+  bool all_blamed = false;
+};
+
+CandidateSets candidate_sets(const std::vector<Replacement>& pool, const std::vector<std::string>& shapes,
+                             const std::vector<PartEvidence>& evidence, const ProposalRequest& request) {
+  CandidateSets out;
+  if (auto stitched = compose_verified(pool, evidence); !stitched.empty()) {
+    out.sets.push_back(std::move(stitched));
+    out.first_is_stitched = true;
+  }
+  std::vector<std::size_t> live;
+  std::vector<Replacement> live_pool;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (evidence[i].blamed) continue;
+    live.push_back(i);
+    live_pool.push_back(pool[i]);
+  }
+  out.all_blamed = live.empty();
+  SetPreference preference;
+  preference.space = request.space;
+  for (const auto* recipe : request.recipes) preference.recipes.insert(recipe->id);
+  // A rewrite of a repeated block is tried alone once: the singles of its
+  // twins (same part_shape) come last, and not at all once one instance has a verdict.
+  std::vector<std::vector<std::size_t>> twins;
+  for (const auto& set : replacement_sets(live_pool, preference)) {
+    std::vector<std::size_t> in_pool;
+    for (const auto i : set) in_pool.push_back(live[i]);
+    if (in_pool.size() == 1) {
+      const std::size_t i = in_pool.front();
+      if (evidence[i].twin) continue;
+      const bool later_twin = std::any_of(live.begin(), live.end(), [&](std::size_t j) { return j < i && shapes[j] == shapes[i]; });
+      if (later_twin) {
+        twins.push_back(std::move(in_pool));
+        continue;
+      }
+    }
+    out.sets.push_back(std::move(in_pool));
+  }
+  for (auto& set : twins) out.sets.push_back(std::move(set));
+  return out;
+}
+
 }  // namespace
 
 RecipeProposer::RecipeProposer(KernelRewrites kernel_rewrites) : kernel_rewrites_(std::move(kernel_rewrites)) {}
@@ -55,39 +140,8 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
   // the candidates are written from it: the identities it dropped are gone.
   const graph::Normalized normalized = graph::normalize(request.graph ? *request.graph : empty);
   const graph::OpGraph& graph = normalized.graph;
-  rewrites::RewriteOptions options;
-  options.allowed_precisions = request.allowed_precisions;
-
-  std::vector<Replacement> pool;
   std::vector<std::string> problems;
-  if (!graph.captured()) {
-    // Without a graph (none captured, or the capture fell back: the optimizer
-    // logged why) only whole-module rewrites apply: the CUDA graph capture of S2.
-    if (!space_allows(request.space, knowledge::Space::S2)) return {};
-    pool = rewrites::find_cuda_graph(graph, options);
-  } else {
-    for (const auto& rewrite : rewrites::catalog()) {
-      if (!space_allows(request.space, rewrite.space)) continue;
-      for (auto& r : rewrite.find(graph, options)) pool.push_back(std::move(r));
-    }
-    if (request.space == knowledge::Space::S3 && kernel_rewrites_) {
-      try {
-        for (auto& r : kernel_rewrites_(graph, request)) {
-          // Eager PyTorch rounds after every op; a contracted a*b+c (FMA) rounds
-          // once, which cancellation (stencils, x - mean) turns into errors
-          // beyond the tolerance. Memory-bound kernels lose nothing without it.
-          for (auto& k : r.kernels) {
-            const bool set = std::any_of(k.options.begin(), k.options.end(),
-                                         [](const std::string& o) { return o.rfind("--fmad", 0) == 0 || o.rfind("-fmad", 0) == 0; });
-            if (!set) k.options.push_back("--fmad=false");
-          }
-          pool.push_back(std::move(r));
-        }
-      } catch (const std::exception& e) {
-        problems.push_back(std::string("the kernel rewrites failed: ") + e.what());
-      }
-    }
-  }
+  const std::vector<Replacement> pool = applicable_rewrites(graph, request, kernel_rewrites_, problems);
   throw_if_cancelled(cancel);
   // Nothing to offer is an empty answer (the optimizer moves on at no cost);
   // a problem is reported once, as a rejected candidate, not on every ask.
@@ -104,20 +158,27 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
                 " rewrite of the knowledge base applies to this graph");
   }
 
-  SetPreference preference;
-  preference.space = request.space;
-  for (const auto* recipe : request.recipes) preference.recipes.insert(recipe->id);
+  // The run's verdicts so far: rewrites that failed are offered no more (nor
+  // their twins in identical regions); those that passed faster are stitched
+  // into one module, offered first and verified as a whole like any candidate.
+  std::vector<std::string> keys, shapes;
+  for (const auto& r : pool) {
+    keys.push_back(part_key(r));
+    shapes.push_back(part_shape(r, graph));
+  }
+  const std::vector<PartEvidence> evidence = part_evidence(keys, shapes, request.history);
+  const CandidateSets sets = candidate_sets(pool, shapes, evidence, request);
+  if (sets.all_blamed && sets.sets.empty()) return once("every applicable rewrite failed verification in this run");
 
   std::set<std::string> seen;
   for (const auto& attempt : request.history) seen.insert(attempt.candidate.source);
   std::vector<Candidate> out;
   const std::size_t wanted = static_cast<std::size_t>(std::max(1, request.count));
   int repeated = 0;
-  for (const auto& set : replacement_sets(pool, preference)) {
-    if (out.size() >= wanted) break;
+  for (std::size_t s = 0; s < sets.sets.size() && out.size() < wanted; ++s) {
     throw_if_cancelled(cancel);
     std::vector<Replacement> chosen;
-    for (const auto i : set) chosen.push_back(pool[i]);
+    for (const auto i : sets.sets[s]) chosen.push_back(pool[i]);
     const EmittedModule module = emit_module(graph, request.reference_source, chosen);
     if (!module.ok()) {
       problems.push_back(module.error);
@@ -127,12 +188,17 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
       ++repeated;
       continue;
     }
+    const bool stitched = sets.first_is_stitched && s == 0;
     Candidate c = make_candidate(request);
     c.source = module.source;
-    for (const auto& r : chosen) {
+    std::string descriptions;
+    for (const auto i : sets.sets[s]) {
+      const Replacement& r = pool[i];
       if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
-      c.notes += (c.notes.empty() ? "" : "; ") + r.description;
+      descriptions += (descriptions.empty() ? "" : "; ") + r.description + (stitched ? " " + evidence_text(evidence[i]) : "");
+      c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description});
     }
+    c.notes = (stitched ? "stitched from the parts verified in this run: " : "") + descriptions;
     add_normalization_notes(normalized, c);
     out.push_back(std::move(c));
   }

@@ -304,3 +304,49 @@ TEST(OptimizeReport, StatesBothErrorsWhenHierasVerdictAndKernelBenchsDisagree) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(OptimizeReport, SaysWhatEachRegionOfAStitchedModuleGot) {
+  using propose::CandidatePart;
+  const CandidatePart norm{"s3_row_in_registers:blocks_0_norm:1", "s3_row_in_registers", knowledge::Space::S3,
+                           "blocks_0_norm", "layer norm in registers"};
+  const CandidatePart attention{"s1_sdpa:out:2", "s1_sdpa", knowledge::Space::S1, "out", "attention | as SDPA"};
+  optimize::OptimizeResult r;
+  r.outcome = optimize::Outcome::Improved;
+  const auto attempt = [&](std::string id, std::vector<CandidatePart> parts, bool correct, std::optional<double> speedup) {
+    optimize::AttemptRecord a;
+    a.attempt.candidate.id = std::move(id);
+    a.attempt.candidate.proposer = "knowledge";
+    a.attempt.candidate.parts = std::move(parts);
+    a.attempt.correct = a.attempt.compiled = correct;
+    a.attempt.speedup = speedup;
+    a.verdict = correct ? "passed" : "failed";
+    return a;
+  };
+  r.attempts = {attempt("c1", {norm}, true, 1.25), attempt("c2", {norm}, true, 1.10), attempt("c3", {attention}, false, {}),
+                attempt("c4", {norm, attention}, true, 1.6)};
+  optimize::BestResult best;
+  best.candidate = r.attempts.back().attempt.candidate;
+  best.speedup = 1.6;
+  best.evaluation.timing = timing(2.0, 1.25, 0.01);
+  r.best = best;
+
+  const std::string md = optimize::to_markdown(r);
+  // The norm's best alone (1.25x of c1 and c2) saves 2.0 ms x (1 - 1/1.25); the attention never passed alone.
+  EXPECT_NE(md.find("| region | space | recipe | change | alone | time saved alone |\n|---|---|---|---|---|---|\n"
+                    "| blocks_0_norm | S3 | s3_row_in_registers | layer norm in registers | 1.25x | 0.4000 ms |\n"
+                    "| out | S1 | s1_sdpa | attention / as SDPA | - | - |\n"),
+            std::string::npos)
+      << md;
+  const auto j = optimize::to_json(r);
+  EXPECT_EQ(j["best"]["parts"][0]["region"], "blocks_0_norm");
+  EXPECT_EQ(j["best"]["parts"][1]["space"], "S1");
+  EXPECT_EQ(j["attempts"][2]["parts"][0]["key"], "s1_sdpa:out:2");
+
+  // A candidate of another proposer has no parts: no table.
+  r.best->candidate.parts.clear();
+  EXPECT_EQ(optimize::to_markdown(r).find("| region | space |"), std::string::npos);
+}
+
+}  // namespace

@@ -37,7 +37,25 @@ struct Case {
   knowledge::Space space;
   int count;
   std::size_t expected;  // candidates the proposer offers for it
+  // Check the module stitched from the verified parts instead: every single-part
+  // offer is booked as passed (1.2x), and the next proposal's first candidate is compared.
+  bool stitched = false;
 };
+
+// The stitched module after every single-part candidate of `first` passed.
+std::vector<propose::Candidate> stitched_offer(RecipeProposer& proposer, propose::ProposalRequest request,
+                                               const std::vector<propose::Candidate>& first) {
+  for (const auto& c : first) {
+    propose::Attempt a;
+    a.candidate = c;
+    a.compiled = a.correct = c.parts.size() == 1;
+    if (a.correct) a.speedup = 1.2;
+    else a.failures = {"verify: booked as failed by the test"};
+    request.history.push_back(a);
+  }
+  request.count = 1;
+  return proposer.propose(request, {});
+}
 
 // Writes each case's candidates beside its reference, runs compare_candidate.py
 // over all of them (`options` first) and expects every one to match.
@@ -55,7 +73,12 @@ void expect_candidates_match(const std::string& python, const std::vector<Case>&
     request.count = c.count;
     request.graph = &graph;
     request.reference_source = hiera::testing::reference_source(c.fixture);
-    const auto candidates = proposer.propose(request, {});
+    auto candidates = proposer.propose(request, {});
+    if (c.stitched) {
+      candidates = stitched_offer(proposer, request, candidates);
+      ASSERT_FALSE(candidates.empty()) << c.fixture;
+      EXPECT_EQ(candidates[0].notes.rfind("stitched from the parts verified in this run: ", 0), 0u) << candidates[0].notes;
+    }
     ASSERT_EQ(candidates.size(), c.expected) << c.fixture;
     const std::string stem = std::filesystem::path(c.fixture).filename().string();
     const auto reference = dir.path() / (stem + "_reference.py");
@@ -132,6 +155,10 @@ TEST(KnowledgeProposerOnCpu, SampleCandidatesWithGeneratedKernels) {
       {"samples/fusion_24_conv2d_bias_relu_scale_bf16", s3, 9, 8},
       {"samples/fusion_27_conv3d_maxpool_logsumexp_relu", s3, 9, 5},
       {"masked_softmax", s3, 9, 8},
+      // A model of three identical blocks: every offer, then the module stitched from its verified parts.
+      {"repeated_blocks", s3, 30, 19},
+      {"repeated_blocks", s3, 30, 1, true},
+      {"samples/fusion_03_conv2d_groupnorm_swish_scale", s3, 30, 1, true},
   };
   RecipeProposer proposer(hiera::testing::source_knowledge());
   const auto work = std::filesystem::temp_directory_path() / "hiera-cpu-emulation-cache";

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/graph/op_graph.h"
+#include "engine/propose/proposer.h"
 #include "build_paths.h"
 
 namespace hiera::testing {
@@ -46,6 +47,24 @@ inline engine::graph::Node& node_named(engine::graph::OpGraph& graph, const std:
     if (node.name == name) return node;
   }
   throw std::runtime_error("no node " + name);
+}
+
+// A plan step of the fixture's module in `space`, asking for `count` candidates;
+// request.graph is set by whoever proposes (the Step may move).
+struct ProposalStep {
+  engine::graph::OpGraph graph;
+  engine::propose::ProposalRequest request;
+};
+
+inline ProposalStep proposal_step(const std::string& fixture, engine::knowledge::Space space, int count) {
+  ProposalStep s{captured_graph(fixture), {}};
+  s.request.task_name = fixture + ".py::Model";
+  s.request.space = space;
+  s.request.region = "forward";
+  s.request.reference_source = reference_source(fixture);
+  s.request.current_best_source = s.request.reference_source;
+  s.request.count = count;
+  return s;
 }
 
 }  // namespace hiera::testing

@@ -20,21 +20,8 @@ using hiera::testing::captured_graph;
 using hiera::testing::reference_source;
 using Texts = std::vector<std::string>;
 
-struct Step {
-  graph::OpGraph graph;
-  propose::ProposalRequest request;
-};
-
-Step step(const std::string& fixture, knowledge::Space space, int count) {
-  Step s{captured_graph(fixture), {}};
-  s.request.task_name = fixture + ".py::Model";
-  s.request.space = space;
-  s.request.region = "forward";
-  s.request.reference_source = reference_source(fixture);
-  s.request.current_best_source = s.request.reference_source;
-  s.request.count = count;
-  return s;
-}
+using Step = hiera::testing::ProposalStep;
+constexpr auto step = hiera::testing::proposal_step;
 
 std::vector<propose::Candidate> propose_for(Step& s, RecipeProposer proposer = RecipeProposer(nullptr)) {
   s.request.graph = &s.graph;
