@@ -59,6 +59,7 @@ class ScriptedProposer : public propose::Proposer {
       c.region = request.region;
       c.kernel = "scale";
       c.source = hiera::testing::scale_kernel_variant(repeat_ ? 0 : calls_++);
+      c.parts = {{"part:" + std::to_string(calls_), "s3_scale", request.space, "scale", "a scaled kernel"}};
       out.push_back(std::move(c));
     }
     return out;
@@ -306,6 +307,10 @@ TEST_F(OptimizerRounds, ARoundProposesEvaluatesAndBooks) {
   // The second round sees the first's attempts and the best so far; then the budget is spent.
   ASSERT_EQ(run_round(run, client_, knowledge_, in, state), RoundOutcome::Continue);
   EXPECT_EQ(proposer->requests[1].history.size(), 2u);
+  // What each candidate was made of reaches the next request with its verdict (the knowledge proposer composes from it).
+  ASSERT_EQ(proposer->requests[1].history[1].candidate.parts.size(), 1u);
+  EXPECT_EQ(proposer->requests[1].history[1].candidate.parts[0].key, "part:2");
+  EXPECT_TRUE(proposer->requests[1].history[1].correct);
   EXPECT_EQ(proposer->requests[1].current_best_source, proposer->requests[1].history[0].candidate.source);
   EXPECT_EQ(run_round(run, client_, knowledge_, in, state), RoundOutcome::Stop);
   EXPECT_EQ(run.result.stop_reason, StopReason::BudgetSpent);
