@@ -3,7 +3,8 @@
 // float32 for half-precision scores. A mask the capture knew to be causal
 // (node facts: triu/tril built in forward or registered as a buffer, bool for
 // masked_fill with -inf or a large negative, torch.where over a kept-positions
-// mask, or additive) becomes is_causal=True. SDPA's own default scale is 1/sqrt(E), so
+// mask, or additive) becomes is_causal=True; any other additive mask, or the bias of scores
+// computed by one baddbmm (ALiBi), is attn_mask. SDPA's own default scale is 1/sqrt(E), so
 // the reference's scale is always passed, which needs torch 2.1+: on an older
 // torch the import-time flag picks the reference's own expression instead.
 #include <optional>
@@ -174,6 +175,36 @@ bool casts_fold(const graph::Node* before, const graph::Node& softmax, const gra
   return before && inner == "float32" && (own == "float16" || own == "bfloat16");
 }
 
+// Scores computed by one baddbmm: bias + alpha * (q @ k^T), beta 1 (ALiBi and
+// relative-position biases): the bias is an additive mask, alpha the scale.
+struct BaddbmmScores {
+  const graph::Node* bias = nullptr;
+  const graph::Arg* q = nullptr;
+  const graph::Arg* k_t = nullptr;
+  std::string scale;
+};
+
+std::optional<BaddbmmScores> baddbmm_scores(const graph::OpGraph& graph, const graph::Node& s) {
+  if (!is_kind(s, "baddbmm") || !passes_only(s, 3, {"beta", "alpha"})) return std::nullopt;
+  const graph::Arg* beta = keyword(s, "beta");
+  if (beta && !is_constant(beta, 1.0)) return std::nullopt;
+  BaddbmmScores out;
+  out.bias = argument_node(graph, s, 0, "input");
+  out.q = argument(s, 1, "batch1");
+  out.k_t = argument(s, 2, "batch2");
+  // A bias that broadcasts (a shared (S, S) table) would make SDPA broadcast it too; only the scores' own shape here.
+  if (!out.bias || !out.q || !out.k_t || !out.bias->meta || !same_shape(s, *out.bias)) return std::nullopt;
+  const graph::Arg* alpha = keyword(s, "alpha");
+  if (!alpha) {
+    out.scale = "1.0";
+  } else if (const auto c = constant(alpha)) {
+    out.scale = python_float(*c);
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Replacement> find_attention(const graph::OpGraph& graph, const RewriteOptions&) {
@@ -235,7 +266,15 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     }
     // The scale: a constant, or a Python number computed in forward (1.0 / math.sqrt(q.size(-1))).
     std::string scale = "1.0";
-    if (s && (is_kind(*s, "mul") || is_kind(*s, "div")) && s->args.size() == 2 && s->kwargs.empty()) {
+    const graph::Arg* q_arg = s && s->args.size() == 2 ? &s->args[0] : nullptr;
+    const graph::Arg* k_t_arg = s && s->args.size() == 2 ? &s->args[1] : nullptr;
+    const auto baddbmm = s && !mask && !causal ? baddbmm_scores(graph, *s) : std::nullopt;
+    if (baddbmm) {
+      mask = baddbmm->bias;
+      scale = baddbmm->scale;
+      q_arg = baddbmm->q;
+      k_t_arg = baddbmm->k_t;
+    } else if (s && (is_kind(*s, "mul") || is_kind(*s, "div")) && s->args.size() == 2 && s->kwargs.empty()) {
       const bool div = is_kind(*s, "div");
       const auto scalar = [&](const graph::Arg& a) -> std::optional<std::string> {
         if (const auto c = constant(&a)) return div ? python_float(1.0 / *c) : python_float(*c);
@@ -255,10 +294,11 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
         s = right;
       }
     }
-    if (!s || !is_product(*s) || !s->meta) continue;
+    if (!s || !s->meta || (!baddbmm && !is_product(*s))) continue;
+    if (!baddbmm) q_arg = &s->args[0], k_t_arg = &s->args[1];
     covered.insert(s->name);
-    const graph::Node* q = graph.producer(s->args[0]);
-    const graph::Node* kt = graph.producer(s->args[1]);
+    const graph::Node* q = graph.producer(*q_arg);
+    const graph::Node* kt = graph.producer(*k_t_arg);
     const graph::Node* k = kt ? last_two_swapped(graph, *kt) : nullptr;
     if (!q || !k || !q->meta || !v->meta) continue;
     const std::size_t rank_q = q->meta->shape.size();

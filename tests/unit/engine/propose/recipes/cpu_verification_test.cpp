@@ -122,6 +122,7 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
       {"attention_additive_mask_from_sizes", knowledge::Space::S1, 1, 1},
       {"attention_bf16_float32_softmax", knowledge::Space::S1, 1, 1},
       {"attention_bf16_finfo_where", knowledge::Space::S1, 1, 1},
+      {"attention_alibi_baddbmm", knowledge::Space::S1, 1, 1},
   };
   RecipeProposer proposer(nullptr);
   expect_candidates_match(python, cases, proposer, {});

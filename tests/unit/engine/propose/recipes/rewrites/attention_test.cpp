@@ -150,6 +150,33 @@ TEST(AttentionSpellings, TorchWhereWithTheLowestValueOfTheScoresDtypeInBfloat16)
             "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=truediv)");
 }
 
+TEST(AttentionSpellings, ScoresFromOneBaddbmmTakeItsBiasAsTheMaskAndAlphaAsTheScale) {
+  // ALiBi: self.alibi.baddbmm(q, k.transpose(-2, -1), alpha=scale), softmax, torch.bmm.
+  EXPECT_EQ(sdpa_statement("attention_alibi_baddbmm"),
+            "bmm = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=alibi, scale=0.5)");
+  EXPECT_THAT(attention_on("attention_alibi_baddbmm"),
+              ::testing::ElementsAre(::testing::StartsWith(
+                  "s1_scaled_dot_product_attention | baddbmm,bmm,softmax,transpose | ")));
+  const auto rewrites_after = [](const std::function<void(hiera::engine::graph::OpGraph&)>& change) {
+    auto g = hiera::engine::graph::normalize(captured_graph("attention_alibi_baddbmm")).graph;
+    change(g);
+    return rewrites::find_attention(g, {}).size();
+  };
+  // beta = 1 is the bias as it is; any other beta scales it: not a mask SDPA adds as it is.
+  const auto with_beta = [](double beta) {
+    return [beta](hiera::engine::graph::OpGraph& g) {
+      hiera::engine::graph::Arg value;
+      value.kind = hiera::engine::graph::Arg::Kind::Number;
+      value.number = beta;
+      node_named(g, "baddbmm").kwargs["beta"] = value;
+    };
+  };
+  EXPECT_EQ(rewrites_after(with_beta(1.0)), 1u);
+  EXPECT_EQ(rewrites_after(with_beta(0.5)), 0u);
+  // A bias shared over the batch (broadcast by baddbmm) is left alone.
+  EXPECT_EQ(rewrites_after([](auto& g) { node_named(g, "alibi").meta->shape = {8, 8}; }), 0u);
+}
+
 TEST(AttentionSpellings, CastsThatChangeWhatTheProductReadsAreNotFolded) {
   const auto rewrites_after = [](const std::function<void(hiera::engine::graph::OpGraph&)>& change) {
     auto g = hiera::engine::graph::normalize(captured_graph("attention_bf16_float32_softmax")).graph;
