@@ -14,6 +14,8 @@ namespace hiera::engine::propose::recipes::rewrites {
 namespace {
 
 constexpr const char* kRecipe = "s1_reassociate_matmul_chain";
+// The report's line: the speed of light counts these products at this work too (graph/minimal_work.h).
+constexpr const char* kLessWork = " (an algebraic rewrite: one multiply per output element instead of a matrix product)";
 
 bool is_matmul(const graph::Node& node) {
   return (is_kind(node, "matmul") || is_kind(node, "bmm") || is_call(node, "mm", "torch.mm")) &&
@@ -54,7 +56,7 @@ std::vector<Replacement> find_structured_matmuls(const graph::OpGraph& graph, co
     if (const graph::Node* d = diagonal_of(graph, b); d && dtype(*d) == dtype(*a)) {
       // (..., n) @ diag(d): column j scaled by d[j].
       out.push_back(make_replacement(kRecipe, knowledge::Space::S1,
-                                     "'" + a->name + "' @ torch.diag('" + d->name + "') as a broadcast multiply",
+                                     "'" + a->name + "' @ torch.diag('" + d->name + "') as a broadcast multiply" + kLessWork,
                                      {node.name}, node.name, {node.name + " = " + a->name + " * " + d->name}));
       continue;
     }
@@ -62,7 +64,7 @@ std::vector<Replacement> find_structured_matmuls(const graph::OpGraph& graph, co
       // diag(d) @ (..., n, m): row i scaled by d[i]; a vector operand is scaled elementwise.
       const std::string scale = rank(*b) == 1u ? d->name : d->name + ".unsqueeze(-1)";
       out.push_back(make_replacement(kRecipe, knowledge::Space::S1,
-                                     "torch.diag('" + d->name + "') @ '" + b->name + "' as a broadcast multiply",
+                                     "torch.diag('" + d->name + "') @ '" + b->name + "' as a broadcast multiply" + kLessWork,
                                      {node.name}, node.name, {node.name + " = " + scale + " * " + b->name}));
       continue;
     }
@@ -86,7 +88,7 @@ std::vector<Replacement> find_structured_matmuls(const graph::OpGraph& graph, co
       // (..., m, 1) @ (..., 1, n): each output element is one product, exactly a * b broadcast.
       out.push_back(make_replacement(
           kRecipe, knowledge::Space::S1,
-          "'" + a->name + "' @ '" + b->name + "' over an inner dimension of size 1 as a broadcast multiply",
+          "'" + a->name + "' @ '" + b->name + "' over an inner dimension of size 1 as a broadcast multiply" + kLessWork,
           {node.name}, node.name,
           {node.name + " = " + a->name + " * " + b->name + " if " + a->name + ".shape[-1] == 1 else " + node.code}));
     }

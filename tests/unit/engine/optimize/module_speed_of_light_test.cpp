@@ -5,6 +5,7 @@
 
 #include "engine/graph/op_graph.h"
 #include "engine/optimize/optimizer.h"
+#include "tests/unit/engine/propose/recipes/graph_fixtures.h"
 
 namespace hiera::engine::optimize {
 namespace {
@@ -73,6 +74,18 @@ TEST(ModuleSpeedOfLight, Float32ConvolutionsCountAtTheTf32Peak) {
   // A linear layer's float32 matmul is not a convolution: TF32 is off for matmuls by default.
   c.peak_tflops["tf32"] = 0.008;
   EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(linear_relu(), c), (2.0 * 1024 * 1024 * 512 + 1024.0 * 512) / 1e9 * 1e3);
+}
+
+// x @ torch.diag(d) counts as the column scale it is: an algebraic rewrite is measured against that
+// work, never above 100% of its bound (the H200 run of 2026-12-02 reported 3193% for one).
+TEST(ModuleSpeedOfLight, CountsTheLeastWorkOfAProductWithADiagonalMatrix) {
+  GpuCeilings c;
+  c.bandwidth_gbs = 1e9;  // bytes negligible
+  c.peak_tflops["float32"] = 0.001;
+  const graph::OpGraph g = hiera::testing::captured_graph("structured_matmul");
+  // As written: 8192 + 8192 + 210 + 840 flops (17434 in all). Least: two 16x16 scales, 105 multiplies, the bmm.
+  EXPECT_EQ(g.total_flops, 17434.0);
+  EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(g, c), (256.0 + 256.0 + 105.0 + 840.0) / 1e9 * 1e3);
 }
 
 TEST(ModuleSpeedOfLight, NoneWithoutCeilings) {

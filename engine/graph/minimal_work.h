@@ -1,0 +1,20 @@
+#pragma once
+// The least arithmetic a node's value needs, where the capture's count (the
+// op as written) is more than that: a product with a diagonal matrix built by
+// torch.diag is one multiply per output element, as is a product over an
+// inner dimension of size 1 (an outer product). The module's speed-of-light
+// bound counts this, so an algebraic rewrite cannot beat its own bound.
+#include <string>
+
+#include "engine/graph/op_graph.h"
+
+namespace hiera::engine::graph {
+
+struct NodeWork {
+  double flops = 0.0;   // the least flops for the node's value
+  std::string reason;   // why it is less than node.flops ("a product with torch.diag(d): one multiply per element"); empty when not
+};
+
+NodeWork minimal_work(const OpGraph& graph, const Node& node);
+
+}  // namespace hiera::engine::graph
