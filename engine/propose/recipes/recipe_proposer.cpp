@@ -82,16 +82,26 @@ std::vector<Replacement> applicable_rewrites(const graph::OpGraph& graph, const 
 // the rewrites the run's verdicts have not blamed.
 struct CandidateSets {
   std::vector<std::vector<std::size_t>> sets;
-  bool first_is_stitched = false;
+  std::vector<std::string> headings;  // per set: what the note starts with ("" for the plain sets)
   bool all_blamed = false;
+
+  void add(std::vector<std::size_t> set, std::string heading = {}) {
+    sets.push_back(std::move(set));
+    headings.push_back(std::move(heading));
+  }
 };
 
-CandidateSets candidate_sets(const std::vector<Replacement>& pool, const std::vector<std::string>& shapes,
-                             const std::vector<PartEvidence>& evidence, const ProposalRequest& request) {
+CandidateSets candidate_sets(const std::vector<Replacement>& pool, const std::vector<std::string>& keys,
+                             const std::vector<std::string>& shapes, const std::vector<PartEvidence>& evidence,
+                             const ProposalRequest& request) {
   CandidateSets out;
   if (auto stitched = compose_verified(pool, evidence); !stitched.empty()) {
-    out.sets.push_back(std::move(stitched));
-    out.first_is_stitched = true;
+    out.add(std::move(stitched), "stitched from the parts verified in this run: ");
+  }
+  if (auto bisection = bisect_failure(pool, keys, evidence, request.history)) {
+    out.add(std::move(bisection->set), "bisecting " + bisection->failed + "'s failure (" + std::to_string(bisection->tried) +
+                                           " of its " + std::to_string(bisection->unjudged) +
+                                           " rewrites not yet judged, with those verified faster): ");
   }
   std::vector<std::size_t> live;
   std::vector<Replacement> live_pool;
@@ -119,9 +129,9 @@ CandidateSets candidate_sets(const std::vector<Replacement>& pool, const std::ve
         continue;
       }
     }
-    out.sets.push_back(std::move(in_pool));
+    out.add(std::move(in_pool));
   }
-  for (auto& set : twins) out.sets.push_back(std::move(set));
+  for (auto& set : twins) out.add(std::move(set));
   return out;
 }
 
@@ -167,7 +177,7 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
     shapes.push_back(part_shape(r, graph));
   }
   const std::vector<PartEvidence> evidence = part_evidence(keys, shapes, request.history);
-  const CandidateSets sets = candidate_sets(pool, shapes, evidence, request);
+  const CandidateSets sets = candidate_sets(pool, keys, shapes, evidence, request);
   if (sets.all_blamed && sets.sets.empty()) return once("every applicable rewrite failed verification in this run");
 
   std::set<std::string> seen;
@@ -188,17 +198,18 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
       ++repeated;
       continue;
     }
-    const bool stitched = sets.first_is_stitched && s == 0;
+    // The stitched and bisecting sets say what each part's evidence is.
+    const bool informed = !sets.headings[s].empty();
     Candidate c = make_candidate(request);
     c.source = module.source;
     std::string descriptions;
     for (const auto i : sets.sets[s]) {
       const Replacement& r = pool[i];
       if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
-      descriptions += (descriptions.empty() ? "" : "; ") + r.description + (stitched ? " " + evidence_text(evidence[i]) : "");
+      descriptions += (descriptions.empty() ? "" : "; ") + r.description + (informed ? " " + evidence_text(evidence[i]) : "");
       c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description});
     }
-    c.notes = (stitched ? "stitched from the parts verified in this run: " : "") + descriptions;
+    c.notes = sets.headings[s] + descriptions;
     add_normalization_notes(normalized, c);
     out.push_back(std::move(c));
   }

@@ -194,8 +194,57 @@ std::vector<PartEvidence> part_evidence(const std::vector<std::string>& keys, co
   return out;
 }
 
+namespace {
+
+// The parts that qualify for the stitched module, best first where two rewrite the same region.
+std::vector<std::size_t> qualifying_parts(const std::vector<Replacement>& pool, const std::vector<PartEvidence>& evidence);
+
+}  // namespace
+
 std::vector<std::size_t> compose_verified(const std::vector<Replacement>& pool,
                                           const std::vector<PartEvidence>& evidence) {
+  std::vector<std::size_t> chosen = qualifying_parts(pool, evidence);
+  if (chosen.size() < 2) return {};
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+std::optional<Bisection> bisect_failure(const std::vector<Replacement>& pool, const std::vector<std::string>& keys,
+                                        const std::vector<PartEvidence>& evidence, const std::vector<Attempt>& history) {
+  for (auto a = history.rbegin(); a != history.rend(); ++a) {
+    if (a->correct || a->candidate.rejected || a->candidate.parts.size() < 2) continue;
+    std::vector<std::size_t> unjudged;
+    for (const auto& part : a->candidate.parts) {
+      const auto at = std::find(keys.begin(), keys.end(), part.key);
+      if (at == keys.end()) {
+        unjudged.clear();  // made of rewrites this request's pool does not hold (another space): not here
+        break;
+      }
+      const auto i = static_cast<std::size_t>(at - keys.begin());
+      if (!evidence[i].passed && !evidence[i].blamed) unjudged.push_back(i);
+    }
+    if (unjudged.size() < 2) continue;
+    Bisection b;
+    b.failed = a->candidate.id.empty() ? std::string("an earlier candidate") : a->candidate.id;
+    b.unjudged = unjudged.size();
+    b.set = qualifying_parts(pool, evidence);
+    for (std::size_t n = 0; n < unjudged.size() / 2; ++n) {
+      const std::size_t i = unjudged[n];
+      if (std::none_of(b.set.begin(), b.set.end(), [&](std::size_t c) { return conflict(pool[i], pool[c]); })) {
+        b.set.push_back(i);
+        ++b.tried;
+      }
+    }
+    if (b.tried == 0) continue;
+    std::sort(b.set.begin(), b.set.end());
+    return b;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::vector<std::size_t> qualifying_parts(const std::vector<Replacement>& pool, const std::vector<PartEvidence>& evidence) {
   // A part qualifies when it was faster alone (or its twin was), or, never tried alone, passed in a faster candidate.
   const auto gain = [&](std::size_t i) -> std::optional<double> {
     const PartEvidence& e = evidence[i];
@@ -220,16 +269,16 @@ std::vector<std::size_t> compose_verified(const std::vector<Replacement>& pool,
       chosen.push_back(i);
     }
   }
-  if (chosen.size() < 2) return {};
-  std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
+
+}  // namespace
 
 std::string evidence_text(const PartEvidence& e) {
   if (e.twin && e.alone) return "(as its identical region, " + times(*e.alone) + " alone)";
   if (e.alone) return "(" + times(*e.alone) + " alone)";
   if (e.best_with) return "(passed in a " + times(*e.best_with) + " candidate)";
-  return "(unverified)";
+  return "(not yet judged)";
 }
 
 }  // namespace hiera::engine::propose::recipes

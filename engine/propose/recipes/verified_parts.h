@@ -53,6 +53,22 @@ std::vector<PartEvidence> part_evidence(const std::vector<std::string>& keys, co
 std::vector<std::size_t> compose_verified(const std::vector<Replacement>& pool,
                                           const std::vector<PartEvidence>& evidence);
 
+// Finding the rewrite that broke a failed candidate without trying each alone:
+// the most recent failed candidate with two or more parts not yet judged
+// (neither passed nor blamed) is bisected. The set is the stitched parts (those
+// compose_verified takes) with the first half of those unjudged parts; when it
+// passes, that half is verified, when it fails, the search narrows to it, and
+// a failure down to one unjudged part blames that part (part_evidence). One
+// bad rewrite among N is found in about log2(N) candidates instead of N.
+struct Bisection {
+  std::vector<std::size_t> set;  // indices into the pool, sorted, non-conflicting
+  std::string failed;            // the failed candidate's id
+  std::size_t tried = 0;         // how many of its unjudged parts the set holds
+  std::size_t unjudged = 0;      // how many it has
+};
+std::optional<Bisection> bisect_failure(const std::vector<Replacement>& pool, const std::vector<std::string>& keys,
+                                        const std::vector<PartEvidence>& evidence, const std::vector<Attempt>& history);
+
 // "(1.42x alone)", "(passed in a 1.10x candidate)", "(as 'relu_3', 1.30x alone)": the evidence in a note.
 std::string evidence_text(const PartEvidence& e);
 

@@ -293,3 +293,70 @@ TEST(VerifiedParts, ARepeatedBlockIsTriedAloneOnce) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(VerifiedParts, BisectsTheLatestFailureOverItsUnjudgedParts) {
+  const std::vector<Replacement> pool = {covering({"a"}), covering({"b"}), covering({"c"}), covering({"d"}),
+                                         covering({"e"}), covering({"f"})};
+  const Texts keys = {"a", "b", "c", "d", "e", "f"};
+  const auto judged = [&](const std::vector<propose::Attempt>& history) {
+    return part_evidence(keys, keys, history);
+  };
+  // c1 (a..f) failed: the first half of its six.
+  std::vector<propose::Attempt> history = {attempt(made_of("c1", keys), false, std::nullopt, {"verify: wrong"})};
+  auto b = bisect_failure(pool, keys, judged(history), history);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->set, (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(b->failed, "c1");
+  EXPECT_EQ(b->tried, 3u);
+  EXPECT_EQ(b->unjudged, 6u);
+  // a, b, c passed faster: d, e, f are left; the next set is them verified plus d.
+  history.push_back(attempt(made_of("c2", {"a", "b", "c"}), true, 1.2));
+  b = bisect_failure(pool, keys, judged(history), history);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->set, (std::vector<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(b->unjudged, 3u);
+  // That failed: d is the one unjudged part of c3, so d is blamed, and c1's unjudged are e and f.
+  history.push_back(attempt(made_of("c3", {"a", "b", "c", "d"}), false, std::nullopt, {"verify: wrong"}));
+  const auto e = judged(history);
+  EXPECT_TRUE(e[3].blamed);
+  b = bisect_failure(pool, keys, e, history);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->failed, "c1");
+  EXPECT_EQ(b->set, (std::vector<std::size_t>{0, 1, 2, 4}));
+  // e passed too. d (blamed) explains c1's failure: f, its last unjudged part, is not blamed for it,
+  // and one unjudged part is nothing to bisect (the plain sets try it).
+  history.push_back(attempt(made_of("c4", {"a", "b", "c", "e"}), true, 1.3));
+  EXPECT_FALSE(judged(history)[5].blamed);
+  EXPECT_FALSE(bisect_failure(pool, keys, judged(history), history));
+  // A failure made of rewrites outside the pool (another space's) is not bisected here.
+  history = {attempt(made_of("c9", {"x", "y", "z"}), false, std::nullopt, {"verify: wrong"})};
+  EXPECT_FALSE(bisect_failure(pool, keys, judged(history), history));
+}
+
+TEST(VerifiedParts, TheProposerBisectsAFailedFullSetBeforeTryingEachRewriteAlone) {
+  Step s = step("activations", knowledge::Space::S1, 2);
+  const auto first = propose_for(s);
+  ASSERT_EQ(first[0].parts.size(), 6u);
+  const auto with_id = [](propose::Candidate c, std::string id) {
+    c.id = std::move(id);
+    return c;
+  };
+  s.request.history.push_back(attempt(with_id(first[0], "c1"), false, std::nullopt, {"verify: max abs error 2.0e-01"}));
+  const auto second = propose_for(s);
+  ASSERT_FALSE(second.empty());
+  EXPECT_EQ(second[0].notes,
+            "bisecting c1's failure (3 of its 6 rewrites not yet judged, with those verified faster): "
+            "x * sigmoid(x) of 'x' as F.silu (not yet judged); hand-written erf GELU of 'mul' as F.gelu (not yet judged); "
+            "hand-written tanh GELU of 'mul_2' as F.gelu(approximate=\"tanh\") (not yet judged)");
+  // The half passed: the other half is bisected on top of it.
+  s.request.history.push_back(attempt(with_id(second[0], "c2"), true, 1.25));
+  const auto third = propose_for(s);
+  ASSERT_FALSE(third.empty());
+  EXPECT_EQ(third[0].notes.rfind("bisecting c1's failure (1 of its 3 rewrites not yet judged", 0), 0u) << third[0].notes;
+  EXPECT_EQ(third[0].parts.size(), 4u);
+  EXPECT_NE(third[0].notes.find("x * sigmoid(x) of 'x' as F.silu (passed in a 1.25x candidate)"), std::string::npos);
+}
+
+}  // namespace
