@@ -224,6 +224,8 @@ std::optional<Bisection> bisect_failure(const std::vector<Replacement>& pool, co
       if (!evidence[i].passed && !evidence[i].blamed) unjudged.push_back(i);
     }
     if (unjudged.size() < 2) continue;
+    // The safe rewrites first: a risky one (another algorithm, a capture) is the likelier culprit.
+    std::stable_partition(unjudged.begin(), unjudged.end(), [&](std::size_t i) { return !pool[i].risky; });
     Bisection b;
     b.failed = a->candidate.id.empty() ? std::string("an earlier candidate") : a->candidate.id;
     b.unjudged = unjudged.size();

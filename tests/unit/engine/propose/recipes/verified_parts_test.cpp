@@ -330,6 +330,11 @@ TEST(VerifiedParts, BisectsTheLatestFailureOverItsUnjudgedParts) {
   history.push_back(attempt(made_of("c4", {"a", "b", "c", "e"}), true, 1.3));
   EXPECT_FALSE(judged(history)[5].blamed);
   EXPECT_FALSE(bisect_failure(pool, keys, judged(history), history));
+  // Risky rewrites go to the second half: the first is what is likeliest to pass.
+  std::vector<Replacement> risky_first = pool;
+  risky_first[0].risky = risky_first[1].risky = true;
+  history = {attempt(made_of("c1", keys), false, std::nullopt, {"verify: wrong"})};
+  EXPECT_EQ(bisect_failure(risky_first, keys, judged(history), history)->set, (std::vector<std::size_t>{2, 3, 4}));
   // A failure made of rewrites outside the pool (another space's) is not bisected here.
   history = {attempt(made_of("c9", {"x", "y", "z"}), false, std::nullopt, {"verify: wrong"})};
   EXPECT_FALSE(bisect_failure(pool, keys, judged(history), history));
