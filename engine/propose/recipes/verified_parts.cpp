@@ -56,8 +56,10 @@ std::string positional(const std::string& text, const std::set<std::string>& nod
         continue;
       }
     }
-    // An attribute (`threadIdx.x`, `self.x`) is never a node; `_` only joins pieces.
-    const bool attribute = i > 0 && text[i - 1] == '.';
+    // An attribute (`threadIdx.x`) is never a node, but a submodule of the model (`self.ln_2`: its
+    // call_module node has that name) is; `_` only joins pieces.
+    const bool of_self = i >= 5 && text.compare(i - 5, 5, "self.") == 0 && (i == 5 || !word_char(text[i - 6]));
+    const bool attribute = i > 0 && text[i - 1] == '.' && !of_self;
     if (!starts_piece || attribute || !std::isalpha(static_cast<unsigned char>(text[i]))) {
       std::size_t end = i + 1;
       if (attribute) {

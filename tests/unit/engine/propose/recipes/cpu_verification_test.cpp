@@ -159,6 +159,9 @@ TEST(KnowledgeProposerOnCpu, SampleCandidatesWithGeneratedKernels) {
       // A model of three identical blocks: every offer, then the module stitched from its verified parts.
       {"repeated_blocks", s3, 30, 19},
       {"repeated_blocks", s3, 30, 1, true},
+      // A decoder block: SDPA (S1, its fallback on torch 1.x) stitched with the layer norm and GELU kernels (S3).
+      {"transformer_block", s3, 30, 13},
+      {"transformer_block", s3, 30, 1, true},
       {"samples/fusion_03_conv2d_groupnorm_swish_scale", s3, 30, 1, true},
   };
   RecipeProposer proposer(hiera::testing::source_knowledge());

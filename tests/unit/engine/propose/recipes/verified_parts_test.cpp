@@ -105,7 +105,7 @@ TEST(VerifiedParts, IdenticalRegionsShareAShapeButNotAKey) {
 
 TEST(VerifiedParts, ShapesNumberNodesByFirstUseAndForgetModuleIndicesOnly) {
   graph::OpGraph graph;
-  for (const char* name : {"x", "qkv", "q", "k", "add", "add_1", "mul_1"}) {
+  for (const char* name : {"x", "qkv", "q", "k", "add", "add_1", "mul_1", "ln_1", "ln_2"}) {
     graph::Node n;
     n.name = name;
     graph.nodes.push_back(n);
@@ -129,6 +129,9 @@ TEST(VerifiedParts, ShapesNumberNodesByFirstUseAndForgetModuleIndicesOnly) {
   EXPECT_NE(part_shape(statement("add", "add = x - x"), graph), part_shape(statement("add", "add = x - q"), graph));
   EXPECT_EQ(part_shape(statement("add", "add = x - q"), graph), part_shape(statement("add_1", "add_1 = q - k"), graph));
   EXPECT_NE(part_shape(statement("add", "add = x.add"), graph), part_shape(statement("add", "add = x.q"), graph));
+  // Two submodules of the model are nodes too (call_module): the same rewrite of ln_1 and of ln_2 is one shape.
+  EXPECT_EQ(part_shape(statement("add", "add = f(x, self.ln_1.weight)"), graph),
+            part_shape(statement("add_1", "add_1 = f(add, self.ln_2.weight)"), graph));
   // In kernel sources every node name is one `$` (a helper's `float x` is not the node x).
   EXPECT_EQ(part_shape(statement("add", "add = x", "float f(float x) { return add + x; }"), graph),
             part_shape(statement("add_1", "add_1 = x", "float f(float x) { return add_1 + mul_1; }"), graph));
@@ -362,6 +365,44 @@ TEST(VerifiedParts, TheProposerBisectsAFailedFullSetBeforeTryingEachRewriteAlone
   EXPECT_EQ(third[0].notes.rfind("bisecting c1's failure (1 of its 3 rewrites not yet judged", 0), 0u) << third[0].notes;
   EXPECT_EQ(third[0].parts.size(), 4u);
   EXPECT_NE(third[0].notes.find("x * sigmoid(x) of 'x' as F.silu (passed in a 1.25x candidate)"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(VerifiedParts, AWholeBlockGetsTheBestVerifiedRewriteOfEachRegionAcrossSpaces) {
+  // A pre-norm decoder block: no plain set pairs SDPA (S1) with the kernels (S3), whose softmax kernel
+  // takes the attention's softmax in the full sets. The singles decide instead.
+  Step s = step("transformer_block", knowledge::Space::S3, 100);
+  const auto first = propose_for(s);
+  const auto of = [&](const std::string& prefix) -> propose::Candidate {
+    for (const auto& c : first) {
+      if (c.parts.size() == 1 && c.parts.front().key.rfind(prefix, 0) == 0) return c;
+    }
+    throw std::runtime_error(prefix);
+  };
+  // ln_2's rewrites are twins of ln_1's (the same kernel over another LayerNorm): offered last.
+  EXPECT_EQ(keys_of(first[first.size() - 2]), (Texts{"s3_row_in_registers:ln_2"}));
+  EXPECT_EQ(keys_of(first.back()), (Texts{"s3_welford_layer_norm:ln_2"}));
+  s.request.history = {
+      attempt(of("s3_row_in_registers:ln_1"), true, 1.10),       attempt(of("s3_welford_layer_norm:ln_1"), true, 1.05),
+      attempt(of("s3_row_in_registers:softmax"), true, 1.05),    attempt(of("s1_scaled_dot_product_attention"), true, 1.60),
+      attempt(of("s3_elementwise_fusion:mul_4"), true, 1.20),    attempt(of("s1_fused_torch_primitives:mul_4"), true, 1.02),
+      attempt(of("s2_cuda_graph_capture"), false, std::nullopt, {"verify: the capture failed"}),
+  };
+  const auto next = propose_for(s);
+  ASSERT_FALSE(next.empty());
+  Texts stitched = keys_of(next[0]);
+  std::sort(stitched.begin(), stitched.end());
+  EXPECT_EQ(stitched, (Texts{"s1_scaled_dot_product_attention:matmul_1", "s3_elementwise_fusion:mul_4",
+                             "s3_row_in_registers:ln_1", "s3_row_in_registers:ln_2"}));
+  EXPECT_NE(next[0].notes.find("as F.scaled_dot_product_attention (1.60x alone)"), std::string::npos) << next[0].notes;
+  EXPECT_NE(next[0].notes.find("(as its identical region, 1.10x alone)"), std::string::npos) << next[0].notes;
+  // No offer holds the CUDA graph capture again.
+  for (const auto& c : next) {
+    for (const auto& p : c.parts) EXPECT_NE(p.recipe, "s2_cuda_graph_capture") << c.notes;
+  }
 }
 
 }  // namespace
