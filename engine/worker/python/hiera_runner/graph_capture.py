@@ -13,10 +13,12 @@ mapped to the same kinds; where both fail the graph has no nodes and
 input's values, `facts` (graph_facts: small values, causal masks).
 """
 
+import builtins
 import contextlib
 import dis
 import inspect
 import math
+import sys
 import warnings
 
 import torch
@@ -342,6 +344,49 @@ def _factories_traced(tracer):
             setattr(space, name, original)
 
 
+class _IntType(type):
+    """isinstance/issubclass against the traced int answer as for int itself."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, builtins.int)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, builtins.int)
+
+
+def _traced_int(tracer):
+    """int() as the reference's own module sees it while tracing: of a traced
+    value (a size computed from x.shape, Swin's
+    `int(windows.shape[0] / (H * W / ws / ws))`) a call_function node, where
+    int() must return a real int and fails on a Proxy; of anything else, int."""
+
+    class TracedInt(builtins.int, metaclass=_IntType):
+        def __new__(cls, *args, **kwargs):
+            if _has_proxy(args, kwargs):
+                return tracer.create_proxy("call_function", builtins.int, args, kwargs)
+            return builtins.int(*args, **kwargs)
+
+    return TracedInt
+
+
+@contextlib.contextmanager
+def _module_builtins_traced(tracer, model):
+    """While tracing, the modules that define the model's classes (and their
+    module-level helpers) read `int` as _traced_int; a module that binds the
+    name itself keeps it. Only the reference's code sees the change, never torch's."""
+    names = {type(m).__module__ for m in model.modules()}
+    patched = [sys.modules[n] for n in sorted(names)
+               if n in sys.modules and not n.startswith("torch") and "int" not in vars(sys.modules[n])]
+    traced = _traced_int(tracer)
+    try:
+        for module in patched:
+            module.int = traced
+        yield
+    finally:
+        for module in patched:
+            vars(module).pop("int", None)
+
+
 def _trace(model):
     """(tracer, graph): buffers traced first; as fx's default (a buffer read is
     a real tensor) where that fails, e.g. a buffer read in Python control flow,
@@ -349,7 +394,7 @@ def _trace(model):
     for trace_buffers in (True, False):
         tracer = _tracer(trace_buffers)
         try:
-            with _factories_traced(tracer):
+            with _factories_traced(tracer), _module_builtins_traced(tracer, model):
                 return tracer, tracer.trace(model)
         except Exception as e:
             failure = e

@@ -454,6 +454,38 @@ class TracedPadTest(unittest.TestCase):
         replay(self, PAD_TO_SKIP, g)
 
 
+WINDOWS_BACK = reference('''
+    def merge(windows, size, h, w):
+        b = int(windows.shape[0] / (h * w / size / size))
+        x = windows.view(b, h // size, w // size, size, size, -1)
+        return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(b, h, w, -1)
+
+
+    class Model(nn.Module):
+        def forward(self, windows):
+            if not isinstance(3, int) or not isinstance(True, int) or not issubclass(bool, int):
+                raise AssertionError("isinstance(..., int) changed while tracing")
+            return merge(windows, 2, 4, 6) * int(2.7)
+''', "[torch.rand(12, 2, 2, 3)]")
+
+
+class TracedIntTest(unittest.TestCase):
+    def test_int_of_a_traced_size_is_a_node_and_int_is_int_again_afterwards(self):
+        g = capture(WINDOWS_BACK)
+        self.assertIsNone(g["fallback"])
+        self.assertEqual(g["method"], "fx")
+        self.assertEqual(by_name(g)["int_1"]["code"], "int(truediv)")  # h * w / size / size: a Python number, folded
+        self.assertEqual(by_name(g)["view"]["code"], "windows.view(int_1, 2, 3, 2, 2, -1)")
+        self.assertEqual(by_name(g)["view_1"]["meta"]["shape"], [2, 4, 6, 3])
+        replay(self, WINDOWS_BACK, g)
+
+    def test_a_module_that_binds_int_itself_keeps_it(self):
+        source = WINDOWS_BACK.replace("import torch\n", "import torch\nint = int\n", 1)
+        self.assertIn("int = int", source)
+        g = capture(source)
+        self.assertIn("int() argument must be", g["fallback"])
+
+
 CONTAINERS = reference('''
     class Model(nn.Module):
         def __init__(self):
