@@ -226,13 +226,16 @@ std::optional<Bisection> bisect_failure(const std::vector<Replacement>& pool, co
       if (!evidence[i].passed && !evidence[i].blamed) unjudged.push_back(i);
     }
     if (unjudged.size() < 2) continue;
-    // The safe rewrites first: a risky one (another algorithm, a capture) is the likelier culprit.
-    std::stable_partition(unjudged.begin(), unjudged.end(), [&](std::size_t i) { return !pool[i].risky; });
+    // A risky rewrite (another algorithm, a capture) is the likelier culprit: where some are and some
+    // are not, the first split is the safe ones (the set without the risky ones), then halves.
+    const auto safe = std::stable_partition(unjudged.begin(), unjudged.end(), [&](std::size_t i) { return !pool[i].risky; });
+    const auto safe_count = static_cast<std::size_t>(safe - unjudged.begin());
+    const std::size_t take = safe_count > 0 && safe_count < unjudged.size() ? safe_count : unjudged.size() / 2;
     Bisection b;
     b.failed = a->candidate.id.empty() ? std::string("an earlier candidate") : a->candidate.id;
     b.unjudged = unjudged.size();
     b.set = qualifying_parts(pool, evidence);
-    for (std::size_t n = 0; n < unjudged.size() / 2; ++n) {
+    for (std::size_t n = 0; n < take; ++n) {
       const std::size_t i = unjudged[n];
       if (std::none_of(b.set.begin(), b.set.end(), [&](std::size_t c) { return conflict(pool[i], pool[c]); })) {
         b.set.push_back(i);

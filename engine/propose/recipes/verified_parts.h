@@ -56,11 +56,12 @@ std::vector<std::size_t> compose_verified(const std::vector<Replacement>& pool,
 // Finding the rewrite that broke a failed candidate without trying each alone:
 // the most recent failed candidate with two or more parts not yet judged
 // (neither passed nor blamed) is bisected. The set is the stitched parts (those
-// compose_verified takes) with the first half of those unjudged parts, the
-// ones not `risky` first; when it
-// passes, that half is verified, when it fails, the search narrows to it, and
-// a failure down to one unjudged part blames that part (part_evidence). One
-// bad rewrite among N is found in about log2(N) candidates instead of N.
+// compose_verified takes) with part of those unjudged: the ones not `risky`
+// where both kinds are left (a risky rewrite is the likelier culprit), else
+// the first half. When it passes, those are verified; when it fails, the
+// search narrows to them; a failure down to one unjudged part blames that part
+// (part_evidence). One bad rewrite among N is found in about log2(N)
+// candidates instead of N.
 struct Bisection {
   std::vector<std::size_t> set;  // indices into the pool, sorted, non-conflicting
   std::string failed;            // the failed candidate's id

@@ -333,11 +333,14 @@ TEST(VerifiedParts, BisectsTheLatestFailureOverItsUnjudgedParts) {
   history.push_back(attempt(made_of("c4", {"a", "b", "c", "e"}), true, 1.3));
   EXPECT_FALSE(judged(history)[5].blamed);
   EXPECT_FALSE(bisect_failure(pool, keys, judged(history), history));
-  // Risky rewrites go to the second half: the first is what is likeliest to pass.
+  // With risky rewrites among the unjudged, the first split is the safe ones (the set without the risky ones).
   std::vector<Replacement> risky_first = pool;
   risky_first[0].risky = risky_first[1].risky = true;
   history = {attempt(made_of("c1", keys), false, std::nullopt, {"verify: wrong"})};
-  EXPECT_EQ(bisect_failure(risky_first, keys, judged(history), history)->set, (std::vector<std::size_t>{2, 3, 4}));
+  EXPECT_EQ(bisect_failure(risky_first, keys, judged(history), history)->set, (std::vector<std::size_t>{2, 3, 4, 5}));
+  // Those passed: the two risky ones are halved.
+  history.push_back(attempt(made_of("c2", {"c", "d", "e", "f"}), true, 1.1));
+  EXPECT_EQ(bisect_failure(risky_first, keys, judged(history), history)->set, (std::vector<std::size_t>{0, 2, 3, 4, 5}));
   // A failure made of rewrites outside the pool (another space's) is not bisected here.
   history = {attempt(made_of("c9", {"x", "y", "z"}), false, std::nullopt, {"verify: wrong"})};
   EXPECT_FALSE(bisect_failure(pool, keys, judged(history), history));
