@@ -78,8 +78,9 @@ std::vector<Replacement> applicable_rewrites(const graph::OpGraph& graph, const 
 }
 
 // The sets of pool indices to offer, in order: the parts verified in this run
-// stitched together (when there are two or more), then replacement_sets over
-// the rewrites the run's verdicts have not blamed.
+// stitched together (when there are two or more), the bisection of the latest
+// failure that is left to explain, then replacement_sets over the rewrites the
+// run's verdicts have not blamed.
 struct CandidateSets {
   std::vector<std::vector<std::size_t>> sets;
   std::vector<std::string> headings;  // per set: what the note starts with ("" for the plain sets)
@@ -123,8 +124,9 @@ CandidateSets candidate_sets(const std::vector<Replacement>& pool, const std::ve
     if (in_pool.size() == 1) {
       const std::size_t i = in_pool.front();
       if (evidence[i].twin) continue;
-      const bool later_twin = std::any_of(live.begin(), live.end(), [&](std::size_t j) { return j < i && shapes[j] == shapes[i]; });
-      if (later_twin) {
+      const bool has_earlier_twin =
+          std::any_of(live.begin(), live.end(), [&](std::size_t j) { return j < i && shapes[j] == shapes[i]; });
+      if (has_earlier_twin) {
         twins.push_back(std::move(in_pool));
         continue;
       }
