@@ -83,7 +83,9 @@ TEST(VerifiedParts, IdenticalRegionsShareAShapeButNotAKey) {
     EXPECT_EQ(part_shape(pool[i], graph), part_shape(pool[i + 4], graph)) << pool[i].produces;
     EXPECT_EQ(part_shape(pool[i], graph), part_shape(pool[i + 8], graph)) << pool[i].produces;
     for (std::size_t j = 0; j < 4; ++j) {
-      if (j != i) EXPECT_NE(part_shape(pool[i], graph), part_shape(pool[j], graph));
+      if (j != i) {
+        EXPECT_NE(part_shape(pool[i], graph), part_shape(pool[j], graph));
+      }
     }
   }
   EXPECT_EQ(pool[0].produces, "blocks_0_norm");
@@ -291,7 +293,9 @@ TEST(VerifiedParts, ARepeatedBlockIsTriedAloneOnce) {
   // No block's singles are offered again, and no offer holds a GELU kernel.
   for (const auto& c : next) {
     for (const auto& p : c.parts) EXPECT_EQ(p.key.find("s3_elementwise_fusion:mul_"), std::string::npos) << c.notes;
-    if (c.parts.size() == 1) EXPECT_EQ(c.parts.front().key.find("s3_"), std::string::npos) << c.notes;
+    if (c.parts.size() == 1) {
+      EXPECT_EQ(c.parts.front().key.find("s3_"), std::string::npos) << c.notes;
+    }
   }
 }
 
