@@ -9,15 +9,6 @@ bool is_product(const Node& node) {
          node.args.size() == 2;
 }
 
-// torch.diag(v) of a vector (a square matrix with v on its main diagonal).
-bool is_diagonal_matrix(const Node* node) {
-  if (!node || !(node->kind == "diag" || node->target == "torch.diag" || node->target == "diag")) return false;
-  if (node->args.empty() || node->args.size() > 2 || !node->meta || node->meta->shape.size() != 2) return false;
-  if (node->args.size() == 2 && !(node->args[1].kind == Arg::Kind::Number && node->args[1].number == 0.0)) return false;
-  const auto offset = node->kwargs.find("diagonal");
-  return offset == node->kwargs.end() || (offset->second.kind == Arg::Kind::Number && offset->second.number == 0.0);
-}
-
 }  // namespace
 
 NodeWork minimal_work(const OpGraph& graph, const Node& node) {
@@ -28,7 +19,7 @@ NodeWork minimal_work(const OpGraph& graph, const Node& node) {
   if (!a || !b || !a->meta || !b->meta) return work;
   const double scale = static_cast<double>(node.meta->elements());  // one multiply per output element
   if (scale >= node.flops) return work;
-  if (is_diagonal_matrix(a) || is_diagonal_matrix(b)) {
+  if (diagonal_matrix_vector(graph, *a) || diagonal_matrix_vector(graph, *b)) {
     return {scale, "a product with torch.diag(v) is one multiply per output element"};
   }
   const auto& sa = a->meta->shape;
@@ -37,6 +28,23 @@ NodeWork minimal_work(const OpGraph& graph, const Node& node) {
     return {scale, "a product over an inner dimension of 1 is one multiply per output element"};
   }
   return work;
+}
+
+const Node* diagonal_matrix_vector(const OpGraph& graph, const Node& node) {
+  if (!(node.kind == "diag" || node.target == "torch.diag" || node.target == "diag")) return nullptr;
+  if (node.args.empty() || node.args.size() > 2) return nullptr;
+  const auto zero = [](const Arg& a) { return a.kind == Arg::Kind::Number && a.number == 0.0; };
+  if (node.args.size() == 2 && !zero(node.args[1])) return nullptr;
+  for (const auto& [name, arg] : node.kwargs) {
+    if (name != "diagonal" || !zero(arg)) return nullptr;
+  }
+  if (node.normalized) {
+    if (const auto offset = node.normalized->find("diagonal"); offset != node.normalized->end() && !zero(offset->second)) {
+      return nullptr;
+    }
+  }
+  const Node* v = graph.producer(node.args[0]);
+  return v && v->meta && v->meta->shape.size() == 1 ? v : nullptr;
 }
 
 }  // namespace hiera::engine::graph

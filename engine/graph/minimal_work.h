@@ -17,4 +17,9 @@ struct NodeWork {
 
 NodeWork minimal_work(const OpGraph& graph, const Node& node);
 
+// v when `node` is torch.diag(v) of a vector v (its main diagonal: no offset,
+// no other argument), else null. The structured-matmul rewrite matches the
+// same products (engine/propose/recipes/rewrites/structured_matmuls.cpp).
+const Node* diagonal_matrix_vector(const OpGraph& graph, const Node& node);
+
 }  // namespace hiera::engine::graph

@@ -48,9 +48,9 @@ std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, cons
     const auto found = ceilings.peak_tflops.find(t);
     return found != ceilings.peak_tflops.end() ? found->second : 0.0;
   };
-  // Each node's flops at its own peak. A float32 convolution's at TF32's: PyTorch lets cuDNN use it by
+  // Each node's least work (a product with torch.diag(d) is a multiply: the bound of the computation, not of
+  // its spelling) at its own peak. A float32 convolution's at TF32's: PyTorch lets cuDNN use it by
   // default (torch.backends.cudnn.allow_tf32), so the float32 peak would put the bound above the reference.
-  // Each node's least work (a product with torch.diag(d) is a multiply): the bound of the computation, not of its spelling.
   double flop_ms = 0.0, counted = 0.0, saved = 0.0;
   bool bounded = true;
   for (const auto& node : graph.nodes) {
@@ -60,10 +60,8 @@ std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, cons
     const std::string t = node.meta ? node.meta->dtype : dtype;
     double peak = peak_of(t);
     if (t == "float32" && node.kind.rfind("conv", 0) == 0) peak = std::max(peak, peak_of("tf32"));
-    if (peak <= 0.0) {
-      bounded = false;
-      break;
-    }
+    bounded = bounded && peak > 0.0;
+    if (!bounded) continue;  // the whole module at one peak below; `saved` still counts every node
     flop_ms += flops / (peak * 1e12) * 1e3;
     counted += node.flops;
   }

@@ -1,7 +1,6 @@
 #include "engine/optimize/run_plan.h"
 
 #include "engine/graph/minimal_work.h"
-
 #include "engine/plan/plan_report.h"
 #include "engine/spec/spec_builder.h"
 

@@ -84,7 +84,6 @@ std::vector<Replacement> applicable_rewrites(const graph::OpGraph& graph, const 
 struct CandidateSets {
   std::vector<std::vector<std::size_t>> sets;
   std::vector<std::string> headings;  // per set: what the note starts with ("" for the plain sets)
-  bool all_blamed = false;
 
   void add(std::vector<std::size_t> set, std::string heading = {}) {
     sets.push_back(std::move(set));
@@ -111,7 +110,6 @@ CandidateSets candidate_sets(const std::vector<Replacement>& pool, const std::ve
     live.push_back(i);
     live_pool.push_back(pool[i]);
   }
-  out.all_blamed = live.empty();
   SetPreference preference;
   preference.space = request.space;
   for (const auto* recipe : request.recipes) preference.recipes.insert(recipe->id);
@@ -173,14 +171,13 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
   // The run's verdicts so far: rewrites that failed are offered no more (nor
   // their twins in identical regions); those that passed faster are stitched
   // into one module, offered first and verified as a whole like any candidate.
-  std::vector<std::string> keys, shapes;
-  for (const auto& r : pool) {
-    keys.push_back(part_key(r));
-    shapes.push_back(part_shape(r, graph));
-  }
+  std::vector<std::string> keys;
+  for (const auto& r : pool) keys.push_back(part_key(r));
+  const std::vector<std::string> shapes = part_shapes(pool, graph);
   const std::vector<PartEvidence> evidence = part_evidence(keys, shapes, request.history);
   const CandidateSets sets = candidate_sets(pool, keys, shapes, evidence, request);
-  if (sets.all_blamed && sets.sets.empty()) return once("every applicable rewrite failed verification in this run");
+  // No set at all: every rewrite was blamed (replacement_sets offers at least the full set of the others).
+  if (sets.sets.empty()) return once("every applicable rewrite failed verification in this run");
 
   std::set<std::string> seen;
   for (const auto& attempt : request.history) seen.insert(attempt.candidate.source);

@@ -118,9 +118,15 @@ std::string part_key(const Replacement& r) {
   return r.recipe + ":" + (r.produces.empty() ? std::string("forward") : r.produces) + ":" + digest(emitted_text(r));
 }
 
-std::string part_shape(const Replacement& r, const graph::OpGraph& graph) {
+namespace {
+
+std::set<std::string> node_names(const graph::OpGraph& graph) {
   std::set<std::string> nodes;
   for (const auto& n : graph.nodes) nodes.insert(n.name);
+  return nodes;
+}
+
+std::string shape_of(const Replacement& r, const std::set<std::string>& nodes) {
   std::map<std::string, std::string> names;
   Replacement general = r;
   general.produces = positional(r.produces, nodes, names);
@@ -134,6 +140,17 @@ std::string part_shape(const Replacement& r, const graph::OpGraph& graph) {
   }
   for (auto& d : general.definitions) d = positional(d, nodes, names);
   return r.recipe + ":" + digest(emitted_text(general) + "covers " + std::to_string(r.covered.size()) + " nodes\n");
+}
+
+}  // namespace
+
+std::string part_shape(const Replacement& r, const graph::OpGraph& graph) { return shape_of(r, node_names(graph)); }
+
+std::vector<std::string> part_shapes(const std::vector<Replacement>& pool, const graph::OpGraph& graph) {
+  const std::set<std::string> nodes = node_names(graph);
+  std::vector<std::string> out;
+  for (const auto& r : pool) out.push_back(shape_of(r, nodes));
+  return out;
 }
 
 std::vector<PartEvidence> part_evidence(const std::vector<std::string>& keys, const std::vector<std::string>& shapes,
@@ -154,7 +171,8 @@ std::vector<PartEvidence> part_evidence(const std::vector<std::string>& keys, co
     if (a.correct || a.candidate.parts.empty() || a.candidate.rejected) continue;
     std::vector<std::string> unverified;
     for (const auto& part : a.candidate.parts) {
-      if (!by_key[part.key].passed) unverified.push_back(part.key);
+      const auto found = by_key.find(part.key);
+      if (found == by_key.end() || !found->second.passed) unverified.push_back(part.key);
     }
     if (unverified.size() != 1) continue;
     PartEvidence& e = by_key[unverified.front()];
@@ -199,7 +217,34 @@ std::vector<PartEvidence> part_evidence(const std::vector<std::string>& keys, co
 namespace {
 
 // The parts that qualify for the stitched module, best first where two rewrite the same region.
-std::vector<std::size_t> qualifying_parts(const std::vector<Replacement>& pool, const std::vector<PartEvidence>& evidence);
+std::vector<std::size_t> qualifying_parts(const std::vector<Replacement>& pool, const std::vector<PartEvidence>& evidence) {
+  // A part qualifies when it was faster alone (or its twin was), or, never tried alone, passed in a faster candidate.
+  const auto gain = [&](std::size_t i) -> std::optional<double> {
+    const PartEvidence& e = evidence[i];
+    if (e.blamed) return std::nullopt;
+    if (e.alone) return *e.alone > 1.0 ? e.alone : std::nullopt;
+    if (e.passed && e.best_with && *e.best_with > 1.0) return e.best_with;
+    return std::nullopt;
+  };
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (gain(i)) order.push_back(i);
+  }
+  // Measured alone beats "passed with others"; then the larger speedup; then the pool's order.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const bool alone_a = evidence[a].alone.has_value(), alone_b = evidence[b].alone.has_value();
+    if (alone_a != alone_b) return alone_a;
+    return *gain(a) > *gain(b);
+  });
+  std::vector<std::size_t> chosen;
+  for (const auto i : order) {
+    if (std::none_of(chosen.begin(), chosen.end(), [&](std::size_t c) { return conflict(pool[i], pool[c]); })) {
+      chosen.push_back(i);
+    }
+  }
+  return chosen;
+}
+
 
 }  // namespace
 
@@ -248,38 +293,6 @@ std::optional<Bisection> bisect_failure(const std::vector<Replacement>& pool, co
   }
   return std::nullopt;
 }
-
-namespace {
-
-std::vector<std::size_t> qualifying_parts(const std::vector<Replacement>& pool, const std::vector<PartEvidence>& evidence) {
-  // A part qualifies when it was faster alone (or its twin was), or, never tried alone, passed in a faster candidate.
-  const auto gain = [&](std::size_t i) -> std::optional<double> {
-    const PartEvidence& e = evidence[i];
-    if (e.blamed) return std::nullopt;
-    if (e.alone) return *e.alone > 1.0 ? e.alone : std::nullopt;
-    if (e.passed && e.best_with && *e.best_with > 1.0) return e.best_with;
-    return std::nullopt;
-  };
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < pool.size(); ++i) {
-    if (gain(i)) order.push_back(i);
-  }
-  // Measured alone beats "passed with others"; then the larger speedup; then the pool's order.
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const bool alone_a = evidence[a].alone.has_value(), alone_b = evidence[b].alone.has_value();
-    if (alone_a != alone_b) return alone_a;
-    return *gain(a) > *gain(b);
-  });
-  std::vector<std::size_t> chosen;
-  for (const auto i : order) {
-    if (std::none_of(chosen.begin(), chosen.end(), [&](std::size_t c) { return conflict(pool[i], pool[c]); })) {
-      chosen.push_back(i);
-    }
-  }
-  return chosen;
-}
-
-}  // namespace
 
 std::string evidence_text(const PartEvidence& e) {
   if (e.twin && e.alone) return "(as its identical region, " + times(*e.alone) + " alone)";

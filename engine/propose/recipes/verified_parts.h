@@ -27,6 +27,8 @@ std::string part_key(const Replacement& r);
 // indices (`self.blocks[3]`) made positional: the same rewrite of another
 // instance of a repeated block has the same shape.
 std::string part_shape(const Replacement& r, const graph::OpGraph& graph);
+// part_shape of every replacement of `pool` (the graph's names read once).
+std::vector<std::string> part_shapes(const std::vector<Replacement>& pool, const graph::OpGraph& graph);
 
 // What the run's attempts say about one part.
 struct PartEvidence {

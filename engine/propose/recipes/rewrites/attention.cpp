@@ -266,14 +266,10 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     }
     // The scale: a constant, or a Python number computed in forward (1.0 / math.sqrt(q.size(-1))).
     std::string scale = "1.0";
-    const graph::Arg* q_arg = s && s->args.size() == 2 ? &s->args[0] : nullptr;
-    const graph::Arg* k_t_arg = s && s->args.size() == 2 ? &s->args[1] : nullptr;
     const auto baddbmm = s && !mask && !causal ? baddbmm_scores(graph, *s) : std::nullopt;
     if (baddbmm) {
       mask = baddbmm->bias;
       scale = baddbmm->scale;
-      q_arg = baddbmm->q;
-      k_t_arg = baddbmm->k_t;
     } else if (s && (is_kind(*s, "mul") || is_kind(*s, "div")) && s->args.size() == 2 && s->kwargs.empty()) {
       const bool div = is_kind(*s, "div");
       const auto scalar = [&](const graph::Arg& a) -> std::optional<std::string> {
@@ -295,10 +291,10 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
       }
     }
     if (!s || !s->meta || (!baddbmm && !is_product(*s))) continue;
-    if (!baddbmm) q_arg = &s->args[0], k_t_arg = &s->args[1];
     covered.insert(s->name);
-    const graph::Node* q = graph.producer(*q_arg);
-    const graph::Node* kt = graph.producer(*k_t_arg);
+    // q @ k^T: the product's operands, or baddbmm's batch1 and batch2.
+    const graph::Node* q = graph.producer(baddbmm ? *baddbmm->q : s->args[0]);
+    const graph::Node* kt = graph.producer(baddbmm ? *baddbmm->k_t : s->args[1]);
     const graph::Node* k = kt ? last_two_swapped(graph, *kt) : nullptr;
     if (!q || !k || !q->meta || !v->meta) continue;
     const std::size_t rank_q = q->meta->shape.size();

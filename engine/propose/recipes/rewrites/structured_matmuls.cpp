@@ -6,6 +6,7 @@
 // matmul's own broadcasting, which folds the batch into one large GEMM.
 #include <algorithm>
 
+#include "engine/graph/minimal_work.h"
 #include "engine/propose/recipes/graph_queries.h"
 #include "engine/propose/recipes/rewrites/rewrites.h"
 
@@ -37,11 +38,7 @@ const graph::Node* batch_expanded(const graph::OpGraph& graph, const graph::Node
 
 // torch.diag(d) of a vector d (main diagonal): the vector, else null.
 const graph::Node* diagonal_of(const graph::OpGraph& graph, const graph::Node* node) {
-  if (!node || !(is_kind(*node, "diag") || is_call(*node, "diag", "torch.diag"))) return nullptr;
-  if (!passes_only(*node, 2, {"diagonal"})) return nullptr;
-  if (const graph::Arg* offset = argument(*node, 1, "diagonal"); offset && !is_constant(offset, 0.0)) return nullptr;
-  const graph::Node* d = argument_node(graph, *node, 0, "input");
-  return d && rank(*d) == 1u ? d : nullptr;
+  return node ? graph::diagonal_matrix_vector(graph, *node) : nullptr;
 }
 
 }  // namespace

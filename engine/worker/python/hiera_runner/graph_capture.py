@@ -373,7 +373,7 @@ def _traced_int(tracer):
 def _module_builtins_traced(tracer, model):
     """While tracing, the modules that define the model's classes (and their
     module-level helpers) read `int` as _traced_int; a module that binds the
-    name itself keeps it. Only the reference's code sees the change, never torch's."""
+    name itself keeps it, and torch's own modules never see the change."""
     names = {type(m).__module__ for m in model.modules()}
     patched = [sys.modules[n] for n in sorted(names)
                if n in sys.modules and not n.startswith("torch") and "int" not in vars(sys.modules[n])]

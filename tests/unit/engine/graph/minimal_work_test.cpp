@@ -39,7 +39,7 @@ TEST(MinimalWork, AnOffDiagonalOrAMatrixArgumentIsNotADiagonalMatrix) {
   node_named(g, "diag").kwargs["diagonal"] = one;  // torch.diag(d, diagonal=1): a shifted diagonal
   EXPECT_EQ(minimal_work(g, *g.find("matmul")).flops, 8192.0);
   node_named(g, "diag").kwargs.clear();
-  node_named(g, "diag").meta->shape = {16};  // torch.diag of a matrix is its diagonal, a vector
+  node_named(g, "d").meta->shape = {16, 16};  // torch.diag of a matrix is its diagonal, a vector
   EXPECT_EQ(minimal_work(g, *g.find("matmul")).flops, 8192.0);
 }
 

@@ -86,6 +86,11 @@ TEST(ModuleSpeedOfLight, CountsTheLeastWorkOfAProductWithADiagonalMatrix) {
   // As written: 8192 + 8192 + 210 + 840 flops (17434 in all). Least: two 16x16 scales, 105 multiplies, the bmm.
   EXPECT_EQ(g.total_flops, 17434.0);
   EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(g, c), (256.0 + 256.0 + 105.0 + 840.0) / 1e9 * 1e3);
+  // A node whose dtype has no peak puts the whole module at one peak: still its least work, the products
+  // after that node included.
+  graph::OpGraph unbounded = g;
+  hiera::testing::node_named(unbounded, "matmul").meta->dtype = "float16";
+  EXPECT_DOUBLE_EQ(*module_speed_of_light_ms(unbounded, c), (256.0 + 256.0 + 105.0 + 840.0) / 1e9 * 1e3);
 }
 
 TEST(ModuleSpeedOfLight, NoneWithoutCeilings) {
