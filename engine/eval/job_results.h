@@ -60,7 +60,7 @@ struct Trial {
   double max_rel_error = 0.0;
   std::int64_t mismatches = 0;
   // Elements beyond the tolerance against the reference's own output that a float64 run of
-  // the reference accepted, with the candidate's and the float32 reference's worst error
+  // the reference accepted, with the candidate's and the reference's worst error
   // against that run (the Python runner's arbiter); zero and empty when it did not run.
   std::int64_t float64_arbitrated = 0;
   std::optional<double> max_abs_error_float64;

@@ -134,7 +134,7 @@ std::string arbitration_text(const std::vector<eval::Trial>& trials) {
   if (accepted == 0) return {};
   return std::to_string(accepted) + " element(s) beyond the tolerance against the reference's own output (max abs error " +
          short_number(worst32) + ") were accepted against a float64 run of the reference: max abs error " +
-         short_number(worst64) + " against float64, where the float32 reference itself is off by up to " +
+         short_number(worst64) + " against float64, where the reference itself is off by up to " +
          short_number(reference64) + ".\n\n";
 }
 

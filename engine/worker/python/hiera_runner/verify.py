@@ -271,7 +271,7 @@ class Stats(object):
         self.mismatches = 0
         self.arbitrated = 0  # elements a float64 run of the reference accepted (arbitrate_values)
         self.max_abs_float64 = 0.0    # the candidate's worst error against that float64 run
-        self.reference_float64 = 0.0  # the float32 reference's own worst error against it
+        self.reference_float64 = 0.0  # the reference's own worst error against it
         self.nan_samples = {}  # output name -> (count, flat indices) of NaN the poison may explain
 
     def as_dict(self):
@@ -530,9 +530,14 @@ class Verification(object):
         return not self.failures
 
 
+# Floating dtypes the arbiter judges: float32, and half precision, whose own rounding (scores rounded
+# to bfloat16 before a softmax) can put the reference further from the exact math than a candidate.
+_ARBITRATED = (torch.float32, torch.float16, torch.bfloat16)
+
+
 def _to_float64(obj):
     if isinstance(obj, torch.Tensor):
-        return obj.to(torch.float64) if obj.dtype == torch.float32 else obj
+        return obj.to(torch.float64) if obj.dtype in _ARBITRATED else obj
     if isinstance(obj, (list, tuple)):
         return type(obj)(_to_float64(x) for x in obj)
     if isinstance(obj, dict):
@@ -542,13 +547,14 @@ def _to_float64(obj):
 
 def float64_reference(reference, args, device, seed):
     """The reference's outputs computed in float64 (a copy of the module and
-    of the float32 inputs), or None where it cannot run that way."""
+    of its float32 and half-precision inputs), or None where it cannot run that way."""
     if not isinstance(reference, torch.nn.Module):
         return None
     if device.type == "cuda":
         # A float64 copy of the inputs, parameters and outputs: only where it fits beside what is resident.
-        need = 2 * (nbytes([a for a in args if isinstance(a, torch.Tensor)]) +
-                    sum(p.numel() * p.element_size() for p in reference.parameters()))
+        # Counted at float64's 8 bytes an element: half-precision inputs grow fourfold.
+        need = 2 * 8 * (sum(a.numel() for a in args if isinstance(a, torch.Tensor)) +
+                        sum(p.numel() for p in reference.parameters()))
         free, _ = torch.cuda.mem_get_info(device)
         if need > free // 3:
             return None
@@ -560,13 +566,19 @@ def float64_reference(reference, args, device, seed):
 
 
 def arbitrate_values(problems, reference, original, device, seed, ref_out, cand_out, tolerance, stats):
-    """Judges float32 value mismatches again against the reference run in
-    float64: an element passes when the candidate is within the tolerance of
+    """Judges value mismatches again against the reference run in float64.
+    float32: an element passes when the candidate is within the tolerance of
     that exact value, widened by twice the float32 reference's own worst
     error over the tensor. Summing the same terms in another order (a stencil, a reduction)
     on inputs of magnitude 1e3 differs from the reference by more than a fixed
     atol near cancellations, where the reference is no more right than the
-    candidate. A wrong result stays wrong: its error is far above both."""
+    candidate. A wrong result stays wrong: its error is far above both.
+    float16/bfloat16: within the dtype's tolerance of the exact value, not
+    widened (the reference's own half-precision error is large enough to hide a
+    downcast): a candidate that keeps more precision than the reference (a fused
+    attention's float32 scores, where the reference rounds them to bfloat16 and
+    a softmax over large inputs turns that rounding into another maximum) passes;
+    one that keeps less does not."""
     truth = float64_reference(reference, original, device, seed)
     if truth is None or len(truth) != len(ref_out):
         return problems
@@ -590,8 +602,9 @@ def _output_index(message):
 def _arbitrated(r, c, t, tolerance, stats):
     if not all(isinstance(x, torch.Tensor) for x in (r, c, t)):
         return False
-    if r.dtype != torch.float32 or t.dtype != torch.float64 or r.shape != c.shape or r.shape != t.shape:
+    if r.dtype not in _ARBITRATED or t.dtype != torch.float64 or r.shape != c.shape or r.shape != t.shape:
         return False
+    widen = r.dtype == torch.float32
     atol, rtol = tolerance.for_dtype(r.dtype)
     rf, cf, tf = r.detach().reshape(-1), c.detach().reshape(-1), t.detach().reshape(-1)
 
@@ -612,7 +625,8 @@ def _arbitrated(r, c, t, tolerance, stats):
     for r64, c64, t64, finite in chunks():
         first_bound = atol + rtol * r64.abs()
         error = torch.where(finite, (c64 - t64).abs(), torch.zeros_like(c64))
-        if bool((error > first_bound + 2.0 * reference_error).any()):
+        bound = first_bound + 2.0 * reference_error if widen else atol + rtol * t64.abs()
+        if bool((error > bound).any()):
             return False
         worst = max(worst, float(error.max()))
         n += int((finite & ((c64 - r64).abs() > first_bound)).sum())

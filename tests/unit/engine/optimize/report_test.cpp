@@ -286,7 +286,7 @@ TEST(OptimizeReport, StatesBothErrorsWhenHierasVerdictAndKernelBenchsDisagree) {
   const std::string md = optimize::to_markdown(r);
   EXPECT_NE(md.find("\n12 element(s) beyond the tolerance against the reference's own output (max abs error 2.5e-4) were "
                     "accepted against a float64 run of the reference: max abs error 3e-5 against float64, where the "
-                    "float32 reference itself is off by up to 2e-4.\n"),
+                    "reference itself is off by up to 2e-4.\n"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("\n**hiera's verdict and KernelBench's disagree**: hiera passed it; KernelBench's criterion failed with "

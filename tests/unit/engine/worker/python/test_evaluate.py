@@ -470,9 +470,8 @@ def get_init_inputs():
 """)
 
 
-class Float64ArbiterTest(EvaluateTestCase):
-    def _candidate(self, body):
-        return src("""
+def _one_input_candidate(body):
+    return src("""
 import torch
 import torch.nn as nn
 
@@ -481,8 +480,10 @@ class ModelNew(nn.Module):
         %s
 """ % body)
 
+
+class Float64ArbiterTest(EvaluateTestCase):
     def test_another_summation_order_passes_after_arbitration(self):
-        reordered = self._candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.0")
+        reordered = _one_input_candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.0")
         r = run(reordered, _CANCEL_REFERENCE, trials=3, seed=7)
         self.assertPassed(r)
         large = r["trials"][2]
@@ -496,17 +497,62 @@ class ModelNew(nn.Module):
         self.assertNotIn("max_abs_error_float64", r["trials"][0])
 
     def test_a_wrong_coefficient_still_fails(self):
-        wrong = self._candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.001")
+        wrong = _one_input_candidate("return (x[2:] - x[1:-1]) * 3.0 + (x[:-2] - x[1:-1]) * 5.001")
         self.assertFailed(run(wrong, _CANCEL_REFERENCE), "values", "output 0")
 
     def test_float64_reference_of_a_module(self):
-        env = _loaded(_CANCEL_REFERENCE, self._candidate("return x[1:-1]"))
+        env = _loaded(_CANCEL_REFERENCE, _one_input_candidate("return x[1:-1]"))
         x = torch.randn(16)
         out = verify.float64_reference(env["ref"], [x], torch.device("cpu"), 1)
         self.assertEqual(out[0].dtype, torch.float64)
         d = x.double()
         self.assertTrue(torch.equal(out[0], (d[2:] * 3.0 + d[:-2] * 5.0) - d[1:-1] * 8.0))
         self.assertIsNone(verify.float64_reference(lambda t: t, [x], torch.device("cpu"), 1))
+
+
+# bfloat16 rounds x * 1000 to a multiple of 4 above 512, so the reference's
+# (x * 1000 + 1) - x * 1000 is 0 or 4 where the exact value is 1: a candidate
+# that computes in float32 and rounds once, at the end, is right and the
+# reference is not.
+_BF16_ROUNDING_REFERENCE = src("""
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        big = x * 1000.0
+        return (big + 1.0) - big
+
+def get_inputs():
+    return [torch.rand(4096, dtype=torch.bfloat16)]
+
+def get_init_inputs():
+    return []
+""")
+
+
+class HalfPrecisionArbiterTest(EvaluateTestCase):
+    def test_more_precision_than_the_reference_passes_after_arbitration(self):
+        exact = _one_input_candidate("f = x.float(); return ((f * 1000.0 + 1.0) - f * 1000.0).to(x.dtype)")
+        r = run(exact, _BF16_ROUNDING_REFERENCE, trials=3, seed=11)
+        self.assertPassed(r)
+        for trial in r["trials"]:
+            self.assertGreater(trial["float64_arbitrated"], 0)  # every trial fails against the bf16 reference
+            self.assertLess(trial["max_abs_error_float64"], 1e-9)
+            self.assertGreaterEqual(trial["reference_error_float64"], 1.0)
+
+    def test_off_by_more_than_the_tolerance_from_the_exact_value_fails(self):
+        # 1.03 is within the reference's own error (0 or 4 against 1) but not within
+        # bfloat16's atol 1e-2 + rtol 1e-2 of the exact 1: half precision is not widened.
+        near = _one_input_candidate("return torch.full_like(x, 1.03)")
+        self.assertFailed(run(near, _BF16_ROUNDING_REFERENCE, trials=3, seed=11), "values", "output 0")
+
+    def test_a_bfloat16_reference_runs_in_float64(self):
+        env = _loaded(_BF16_ROUNDING_REFERENCE, _one_input_candidate("return x"))
+        x = torch.rand(64, dtype=torch.bfloat16)
+        out = verify.float64_reference(env["ref"], [x], torch.device("cpu"), 1)
+        self.assertEqual(out[0].dtype, torch.float64)
+        self.assertTrue(torch.allclose(out[0], torch.ones(64, dtype=torch.float64)))
 
 
 def _loaded(reference_source, candidate_source):
