@@ -2,8 +2,12 @@
 // The least arithmetic a node's value needs, where the capture's count (the
 // op as written) is more than that: a product with a diagonal matrix built by
 // torch.diag is one multiply per output element, as is a product over an
-// inner dimension of size 1 (an outer product). The module's speed-of-light
-// bound counts this, so an algebraic rewrite cannot beat its own bound.
+// inner dimension of size 1 (an outer product); attention scores that a causal
+// mask meets (masked_fill, torch.where or an additive mask the capture knew to
+// be causal), the product of their probabilities with the values, and
+// scaled_dot_product_attention with is_causal need only the (S + 1) / 2S on and
+// below the diagonal. The module's speed-of-light bound counts this, so an
+// algebraic rewrite or a causal kernel cannot beat its own bound.
 #include <string>
 
 #include "engine/graph/op_graph.h"

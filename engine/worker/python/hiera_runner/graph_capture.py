@@ -587,6 +587,8 @@ class FxCapture(object):
                 kernel_size = _plain(graph_render.encode(node.args[1]))
         flops = graph_cost.flops(kind, operands, outputs, weight_shape=weight_shape, kernel_size=kernel_size,
                                  training=training, dropout_p=dropout_p, attention=attention)
+        if node.op == "call_function" and node.target is torch.einsum and node.args:
+            flops = graph_cost.einsum_flops(node.args[0], [m for m in operands])
         moved = graph_cost.bytes_moved(kind, distinct, operands, outputs, extra, training, dropout_p)
         return int(flops), int(moved)
 

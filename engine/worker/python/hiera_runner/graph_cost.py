@@ -5,7 +5,8 @@ Flops: a multiply-add counts 2. matmul/linear/bmm/addmm/baddbmm
 2*M*N*K (2 * output elements * K); convolution 2 * output elements *
 Cin/groups * prod(kernel) (a transposed one: 2 * input elements *
 Cout/groups * prod(kernel)); pools output elements * prod(kernel);
-elementwise ops 1 per output element; reductions 1 per input element;
+torch.einsum of two operands 2 * the product of every index's size (its
+multiply-adds); elementwise ops 1 per output element; reductions 1 per input element;
 softmax and log_softmax 5 per element; layer/group/instance norm 8 per
 element, batch norm 8 in training and 4 in eval (normalise, scale, shift
 with running statistics); attention its four products and its softmax.
@@ -80,6 +81,26 @@ def _attention_flops(batch, heads, q_len, kv_len, head_dim, value_dim):
     scores = 2 * batch * heads * q_len * kv_len * head_dim
     weighted = 2 * batch * heads * q_len * kv_len * value_dim
     return scores + weighted + SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * q_len * kv_len
+
+
+def einsum_flops(equation, operands):
+    """2 x the product of every index's size for a two-operand torch.einsum
+    (each combination of indices is one multiply-add); 0 where the equation
+    has an ellipsis, another number of operands, or sizes that disagree."""
+    if not isinstance(equation, str) or "..." in equation or len(operands) != 2 or any(m is None for m in operands):
+        return 0
+    inputs = equation.replace(" ", "").split("->")[0].split(",")
+    if len(inputs) != 2:
+        return 0
+    sizes = {}
+    for letters, meta in zip(inputs, operands):
+        if len(letters) != len(meta.shape):
+            return 0
+        for letter, size in zip(letters, meta.shape):
+            if sizes.setdefault(letter, int(size)) != int(size) and 1 not in (sizes[letter], int(size)):
+                return 0
+            sizes[letter] = max(sizes[letter], int(size))  # a broadcast index of 1
+    return 2 * _prod(sizes.values())
 
 
 def flops(kind, operands, outputs, weight_shape=None, kernel_size=None, training=False, dropout_p=None,

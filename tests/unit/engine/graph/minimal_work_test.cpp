@@ -1,6 +1,7 @@
 // The least work of a node: products with torch.diag and outer products
-// written as matmul count one multiply per output element; every other node
-// keeps the capture's count.
+// written as matmul count one multiply per output element; causally masked
+// attention products count the scores on and below the diagonal; every other
+// node keeps the capture's count.
 #include <gtest/gtest.h>
 
 #include "engine/graph/minimal_work.h"
@@ -41,6 +42,58 @@ TEST(MinimalWork, AnOffDiagonalOrAMatrixArgumentIsNotADiagonalMatrix) {
   node_named(g, "diag").kwargs.clear();
   node_named(g, "d").meta->shape = {16, 16};  // torch.diag of a matrix is its diagonal, a vector
   EXPECT_EQ(minimal_work(g, *g.find("matmul")).flops, 8192.0);
+}
+
+// (2, 4, 16, 16) scores: 32768 flops a product as written; a causal mask keeps 17 of every 32 (16 * 17 / 2 of 256).
+TEST(MinimalWork, CausallyMaskedAttentionProductsCountTheKeptScores) {
+  const std::string reason = "a causal mask keeps the scores on and below the diagonal: (S + 1) / 2S of the product";
+  // masked_fill with a triu mask, an additive -inf mask, torch.where over a tril mask, and a bf16 one with a
+  // finfo.min fill and a float32 softmax between casts.
+  for (const char* fixture : {"attention_causal_triu", "attention_additive_causal", "attention_causal_where",
+                              "attention_bf16_finfo_where"}) {
+    SCOPED_TRACE(fixture);
+    const OpGraph g = captured_graph(fixture);
+    for (const char* product : {"matmul", "matmul_1"}) {  // the scores, and their probabilities times v
+      SCOPED_TRACE(product);
+      ASSERT_EQ(g.find(product)->flops, 32768.0);
+      const NodeWork work = minimal_work(g, *g.find(product));
+      EXPECT_EQ(work.flops, 17408.0);
+      EXPECT_EQ(work.reason, reason);
+    }
+  }
+  // Without a mask, and with einsum's products (counted as written since the capture counts einsum), nothing less.
+  EXPECT_EQ(captured_graph("attention_einsum").find("einsum")->flops, 32768.0);
+  for (const char* fixture : {"attention", "attention_einsum"}) {
+    const OpGraph g = captured_graph(fixture);
+    for (const auto& node : g.nodes) {
+      if (node.flops <= 0.0) continue;
+      EXPECT_EQ(minimal_work(g, node).flops, node.flops) << fixture << " " << node.name;
+    }
+  }
+}
+
+TEST(MinimalWork, AMaskThatIsNotCausalKeepsTheCount) {
+  OpGraph g = captured_graph("attention_causal_triu");
+  for (auto& node : g.nodes) node.facts.mask.clear();  // a padding mask: its values are not known to be causal
+  EXPECT_EQ(minimal_work(g, *g.find("matmul")).flops, 32768.0);
+  EXPECT_EQ(minimal_work(g, *g.find("matmul_1")).flops, 32768.0);
+}
+
+TEST(MinimalWork, CausalScaledDotProductAttention) {
+  OpGraph g = captured_graph("attention");
+  Node sdpa = *g.find("matmul_1");  // (2, 4, 16, 8): the attention's output shape
+  sdpa.name = "sdpa";
+  sdpa.kind = "scaled_dot_product_attention";
+  sdpa.target = "torch._C._nn.scaled_dot_product_attention";
+  sdpa.flops = 75776.0;  // its four products' and softmax's count as the capture writes it
+  EXPECT_EQ(minimal_work(g, sdpa).flops, 75776.0);
+  Arg causal;
+  causal.kind = Arg::Kind::Bool;
+  causal.flag = true;
+  sdpa.kwargs["is_causal"] = causal;
+  const NodeWork work = minimal_work(g, sdpa);
+  EXPECT_EQ(work.flops, 75776.0 * 17.0 / 32.0);
+  EXPECT_EQ(work.reason, "a causal attention computes the scores on and below the diagonal only");
 }
 
 }  // namespace

@@ -31,6 +31,19 @@ class FlopsTest(unittest.TestCase):
         self.assertEqual(flops("addmm", [m(5), m(3, 4), m(4, 5)], [m(3, 5)]), 2 * 15 * 4)
         self.assertEqual(flops("baddbmm", [m(2, 3, 5), m(2, 3, 7), m(2, 7, 5)], [m(2, 3, 5)]), 2 * 30 * 7)
 
+    def test_einsum_counts_every_index_combination(self):
+        scores = graph_cost.einsum_flops("bhqd,bhkd->bhqk", [m(2, 4, 16, 8), m(2, 4, 16, 8)])
+        self.assertEqual(scores, 2 * 2 * 4 * 16 * 16 * 8)  # the same as q @ k^T
+        self.assertEqual(graph_cost.einsum_flops("ij, jk -> ik", [m(3, 4), m(4, 5)]), 2 * 3 * 4 * 5)
+        self.assertEqual(graph_cost.einsum_flops("bij,jk->bik", [m(1, 3, 4), m(4, 5)]), 2 * 3 * 4 * 5)
+        # An index of 1 on one side broadcasts.
+        self.assertEqual(graph_cost.einsum_flops("bi,bi->b", [m(6, 4), m(1, 4)]), 2 * 6 * 4)
+        # Not counted: an ellipsis, sizes that disagree, one operand or a rank the equation does not name.
+        self.assertEqual(graph_cost.einsum_flops("...ij,...jk->...ik", [m(3, 4), m(4, 5)]), 0)
+        self.assertEqual(graph_cost.einsum_flops("ij,jk->ik", [m(3, 4), m(5, 5)]), 0)
+        self.assertEqual(graph_cost.einsum_flops("ii->i", [m(3, 3)]), 0)
+        self.assertEqual(graph_cost.einsum_flops("ij,jk->ik", [m(3, 4, 1), m(4, 5)]), 0)
+
     def test_convolutions(self):
         # 2 * outputs * Cin/groups * prod(kernel): the weight's shape[1:].
         self.assertEqual(flops("conv2d", [m(1, 3, 6, 6)], [m(1, 8, 4, 4)], weight_shape=(8, 3, 3, 3)), 2 * 128 * 27)
