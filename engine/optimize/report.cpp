@@ -96,20 +96,36 @@ std::optional<double> alone_speedup(const OptimizeResult& r, const propose::Cand
   return best;
 }
 
+// The other candidates of the run that passed with `part` among theirs ("c1, c4"), "-" when none: where a
+// stitched module's parts were verified before it.
+std::string verified_in(const OptimizeResult& r, const propose::CandidatePart& part, const std::string& best_id) {
+  std::string ids;
+  for (const auto& a : r.attempts) {
+    const auto& c = a.attempt.candidate;
+    if (!a.attempt.correct || c.id == best_id) continue;
+    const bool has = std::any_of(c.parts.begin(), c.parts.end(), [&](const auto& q) { return q.key == part.key; });
+    if (has) ids += (ids.empty() ? "" : ", ") + c.id;
+  }
+  return ids.empty() ? "-" : ids;
+}
+
 // What each region of the delivered module got: one row per part, with what that part alone measured.
 std::string parts_markdown(const OptimizeResult& r, const BestResult& best) {
   const auto& parts = best.candidate.parts;
   if (parts.empty()) return {};
   std::string md = "What each region got (a region is named by the graph node it produces; \"alone\" is the "
-                   "best verified speedup of a candidate made of that rewrite only, in this run):\n\n"
-                   "| region | space | recipe | change | alone | time saved alone |\n|---|---|---|---|---|---|\n";
+                   "best verified speedup of a candidate made of that rewrite only, in this run; \"also verified in\" "
+                   "the other candidates of this run that passed with it):\n\n"
+                   "| region | space | recipe | change | alone | time saved alone | also verified in |\n"
+                   "|---|---|---|---|---|---|---|\n";
   const auto& timing = best.evaluation.timing;
   for (const auto& p : parts) {
     const auto alone = alone_speedup(r, p);
     std::string saved = "-";
     if (alone && timing) saved = fixed(timing->reference.median_ms * (1.0 - 1.0 / *alone), 4) + " ms";
     md += "| " + cell(p.region) + " | " + knowledge::to_string(p.space) + " | " + p.recipe + " | " + cell(p.description) +
-          " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + saved + " |\n";
+          " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + saved + " | " +
+          verified_in(r, p, best.candidate.id) + " |\n";
   }
   return md + "\n";
 }
