@@ -275,6 +275,10 @@ Node parse_node(const json& value, const std::string& path, const std::set<std::
   }
   node.flops = number_field(value, path, "flops");
   node.bytes = number_field(value, path, "bytes");
+  if (const json* time = field(value, "time_ms"); time && !time->is_null()) {
+    if (!time->is_number() || time->get<double>() < 0.0) expected(child(path, "time_ms"), "a number of milliseconds, 0 or more", *time);
+    node.time_ms = time->get<double>();
+  }
   node.code = string_field(value, path, "code", false);
   if (const json* users = field(value, "users"); users && !users->is_null()) {
     node.users = string_list(*users, child(path, "users"));
@@ -481,6 +485,7 @@ json to_json(const OpGraph& graph) {
     }
     n["flops"] = node.flops;
     n["bytes"] = node.bytes;
+    if (node.time_ms) n["time_ms"] = *node.time_ms;
     n["code"] = node.code;
     n["users"] = node.users;
     if (!node.facts.empty()) n["facts"] = facts_to_json(node.facts);

@@ -58,6 +58,7 @@ struct Node {
   std::vector<TensorMeta> tuple_meta;  // for tuple results (e.g. torch.max with dim)
   double flops = 0.0;
   double bytes = 0.0;              // minimum bytes moved: inputs read once + output written once
+  std::optional<double> time_ms;   // measured in the reference's forward, a call (the capture's profile); unset: not measured
   std::string code;                // the node as a Python expression over other node names, e.g. "self.conv(x)"
   std::vector<std::string> users;  // names of nodes that consume this one
   ValueFacts facts;

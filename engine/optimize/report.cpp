@@ -78,7 +78,8 @@ nlohmann::json candidate_json(const propose::Candidate& c) {
     nlohmann::json parts = nlohmann::json::array();
     for (const auto& p : c.parts) {
       parts.push_back({{"key", p.key}, {"recipe", p.recipe}, {"space", knowledge::to_string(p.space)},
-                       {"region", p.region}, {"description", p.description}});
+                       {"region", p.region}, {"description", p.description},
+                       {"before_ms", p.before_ms ? nlohmann::json(*p.before_ms) : nlohmann::json(nullptr)}});
     }
     out["parts"] = std::move(parts);
   }
@@ -113,19 +114,23 @@ std::string verified_in(const OptimizeResult& r, const propose::CandidatePart& p
 std::string parts_markdown(const OptimizeResult& r, const BestResult& best) {
   const auto& parts = best.candidate.parts;
   if (parts.empty()) return {};
-  std::string md = "What each region got (a region is named by the graph node it produces; \"alone\" is the "
-                   "best verified speedup of a candidate made of that rewrite only, in this run; \"also verified in\" "
-                   "the other candidates of this run that passed with it):\n\n"
-                   "| region | space | recipe | change | alone | time saved alone | also verified in |\n"
-                   "|---|---|---|---|---|---|---|\n";
+  std::string md = "What each region got (a region is named by the graph node it produces; \"before\" is the "
+                   "reference's time in the nodes it replaces, from the capture's per-node profile; \"alone\" the "
+                   "best verified speedup of a candidate made of that rewrite only, in this run, and \"after alone\" "
+                   "the time before less what it saved alone; \"also verified in\" the other candidates of this run "
+                   "that passed with it):\n\n"
+                   "| region | space | recipe | change | before | alone | time saved alone | after alone | also verified in |\n"
+                   "|---|---|---|---|---|---|---|---|---|\n";
   const auto& timing = best.evaluation.timing;
+  const auto ms = [](std::optional<double> v) { return v ? fixed(*v, 4) + " ms" : std::string("-"); };
   for (const auto& p : parts) {
     const auto alone = alone_speedup(r, p);
-    std::string saved = "-";
-    if (alone && timing) saved = fixed(timing->reference.median_ms * (1.0 - 1.0 / *alone), 4) + " ms";
+    std::optional<double> saved, after;
+    if (alone && timing) saved = timing->reference.median_ms * (1.0 - 1.0 / *alone);
+    if (saved && p.before_ms) after = std::max(0.0, *p.before_ms - *saved);
     md += "| " + cell(p.region) + " | " + knowledge::to_string(p.space) + " | " + p.recipe + " | " + cell(p.description) +
-          " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + saved + " | " +
-          verified_in(r, p, best.candidate.id) + " |\n";
+          " | " + ms(p.before_ms) + " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + ms(saved) +
+          " | " + ms(after) + " | " + verified_in(r, p, best.candidate.id) + " |\n";
   }
   return md + "\n";
 }

@@ -23,6 +23,8 @@ struct CandidatePart {
   knowledge::Space space = knowledge::Space::S1;
   std::string region;        // the graph node whose value it produces ("forward" for whole-forward rewrites)
   std::string description;   // "sigmoid + mul + add fused into one elementwise kernel"
+  // The reference's time in the nodes it replaces, a call (the capture's per-node profile); unset where none was timed.
+  std::optional<double> before_ms;
 
   bool operator==(const CandidatePart&) const = default;
 };

@@ -77,6 +77,17 @@ std::vector<Replacement> applicable_rewrites(const graph::OpGraph& graph, const 
   return pool;
 }
 
+// The reference's measured time in the nodes `r` replaces (every node for a whole-forward rewrite), or
+// nullopt where the capture timed none of them.
+std::optional<double> time_replaced(const graph::OpGraph& graph, const Replacement& r) {
+  std::optional<double> sum;
+  for (const auto& node : graph.nodes) {
+    if (!node.time_ms || (!r.whole_forward() && !r.covered.count(node.name))) continue;
+    sum = sum.value_or(0.0) + *node.time_ms;
+  }
+  return sum;
+}
+
 // The sets of pool indices to offer, in order: the parts verified in this run
 // stitched together (when there are two or more), the bisection of the latest
 // failure that is left to explain, then replacement_sets over the rewrites the
@@ -206,7 +217,8 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
       const Replacement& r = pool[i];
       if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
       descriptions += (descriptions.empty() ? "" : "; ") + r.description + (informed ? " " + evidence_text(evidence[i]) : "");
-      c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description});
+      c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description,
+                         time_replaced(graph, r)});
     }
     c.notes = sets.headings[s] + descriptions;
     add_normalization_notes(normalized, c);

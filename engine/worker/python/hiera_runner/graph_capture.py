@@ -9,8 +9,9 @@ the trace (ShapeProp) for every node's shape, stride and dtype. Where
 symbolic tracing fails, torch.export (torch >= 2.1) is tried, its aten ops
 mapped to the same kinds; where both fail the graph has no nodes and
 `fallback` says why. Each node carries its kind (graph_ops), cost
-(graph_cost), `code` (graph_render) and, where its value depends on no
-input's values, `facts` (graph_facts: small values, causal masks).
+(graph_cost), `code` (graph_render), where its value depends on no
+input's values `facts` (graph_facts: small values, causal masks), and for
+an fx capture its measured `time_ms` (graph_timing).
 """
 
 import builtins
@@ -24,7 +25,7 @@ import warnings
 import torch
 import torch.fx
 
-from . import graph_cost, graph_facts, graph_ops, graph_render, inputs as inputs_mod, loader, verify
+from . import graph_cost, graph_facts, graph_ops, graph_render, graph_timing, inputs as inputs_mod, loader, verify
 from .evaluate import Job, _int_param
 from .jsonrpc import INVALID_PARAMS, RpcError
 
@@ -428,6 +429,8 @@ class FxCapture(object):
                 self.facts = propagation.facts
         except Exception as e:
             raise CaptureFailed("the traced graph did not run on the example inputs: " + _first_line(e))
+        torch.manual_seed(seed)
+        self.times = graph_timing.node_times(self.gm, inputs_mod.clone(args))
         self.order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
         self._normalized = {}
 
@@ -446,6 +449,8 @@ class FxCapture(object):
         out["code"] = self.code(node)
         if node.name in getattr(self, "facts", {}):
             out["facts"] = self.facts[node.name]
+        if node.name in getattr(self, "times", {}):
+            out["time_ms"] = round(self.times[node.name], 6)
         out["users"] = [u.name for u in sorted(node.users, key=self.order.get)]
         return out
 

@@ -198,6 +198,8 @@ TEST(OpGraph, NamesTheFirstMalformedFieldByItsPath) {
             "buffers.b.persistent: expected a boolean, got an integer");
   EXPECT_EQ(with("/submodules", json{{"conv", json{{"attrs", json::object()}}}}), "submodules.conv.type: missing");
   EXPECT_EQ(with("/total_flops", "many"), "total_flops: expected a number, got a string");
+  EXPECT_EQ(with("/nodes/5/time_ms", "slow"), "nodes[5].time_ms: expected a number of milliseconds, 0 or more, got a string");
+  EXPECT_EQ(with("/nodes/5/time_ms", -0.5), "nodes[5].time_ms: expected a number of milliseconds, 0 or more, got a number");
 
   json no_name = graph_json("attention");
   no_name["nodes"][0].erase("name");
@@ -209,6 +211,16 @@ TEST(OpGraph, NamesTheFirstMalformedFieldByItsPath) {
   no_output["nodes"].erase(13);
   EXPECT_EQ(parse_error(no_output), "nodes[12]: the last node must be the output node");
   EXPECT_EQ(parse_error(json::array()), "graph: expected an object, got an array");
+}
+
+TEST(OpGraph, ANodesMeasuredTimeIsReadAndWrittenBack) {
+  json value = graph_json("attention");
+  value["nodes"][5]["time_ms"] = 0.25;
+  const auto g = parse_op_graph(value);
+  EXPECT_EQ(g.nodes[5].time_ms, 0.25);
+  EXPECT_FALSE(g.nodes[4].time_ms);  // not measured: unset, not zero
+  EXPECT_EQ(to_json(g)["nodes"][5]["time_ms"], 0.25);
+  EXPECT_FALSE(to_json(g)["nodes"][4].contains("time_ms"));
 }
 
 TEST(OpGraph, IgnoresUnknownFields) {

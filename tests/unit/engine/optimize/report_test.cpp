@@ -310,8 +310,8 @@ namespace {
 TEST(OptimizeReport, SaysWhatEachRegionOfAStitchedModuleGot) {
   using propose::CandidatePart;
   const CandidatePart norm{"s3_row_in_registers:blocks_0_norm:1", "s3_row_in_registers", knowledge::Space::S3,
-                           "blocks_0_norm", "layer norm in registers"};
-  const CandidatePart attention{"s1_sdpa:out:2", "s1_sdpa", knowledge::Space::S1, "out", "attention | as SDPA"};
+                           "blocks_0_norm", "layer norm in registers", 0.6};
+  const CandidatePart attention{"s1_sdpa:out:2", "s1_sdpa", knowledge::Space::S1, "out", "attention | as SDPA", std::nullopt};
   optimize::OptimizeResult r;
   r.outcome = optimize::Outcome::Improved;
   const auto attempt = [&](std::string id, std::vector<CandidatePart> parts, bool correct, std::optional<double> speedup) {
@@ -333,17 +333,20 @@ TEST(OptimizeReport, SaysWhatEachRegionOfAStitchedModuleGot) {
   r.best = best;
 
   const std::string md = optimize::to_markdown(r);
-  // The norm's best alone (1.25x of c1 and c2) saves 2.0 ms x (1 - 1/1.25); the attention never passed alone
-  // (c3 failed), so no other candidate verified it.
-  EXPECT_NE(md.find("| region | space | recipe | change | alone | time saved alone | also verified in |\n"
-                    "|---|---|---|---|---|---|---|\n"
-                    "| blocks_0_norm | S3 | s3_row_in_registers | layer norm in registers | 1.25x | 0.4000 ms | c1, c2 |\n"
-                    "| out | S1 | s1_sdpa | attention / as SDPA | - | - | - |\n"),
+  // The norm's best alone (1.25x of c1 and c2) saves 2.0 ms x (1 - 1/1.25) of the 0.6 ms its nodes took; the
+  // attention never passed alone (c3 failed), so no other candidate verified it, and its nodes were not timed.
+  EXPECT_NE(md.find("| region | space | recipe | change | before | alone | time saved alone | after alone | also verified in |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n"
+                    "| blocks_0_norm | S3 | s3_row_in_registers | layer norm in registers | 0.6000 ms | 1.25x | 0.4000 ms | "
+                    "0.2000 ms | c1, c2 |\n"
+                    "| out | S1 | s1_sdpa | attention / as SDPA | - | - | - | - | - |\n"),
             std::string::npos)
       << md;
   const auto j = optimize::to_json(r);
   EXPECT_EQ(j["best"]["parts"][0]["region"], "blocks_0_norm");
   EXPECT_EQ(j["best"]["parts"][1]["space"], "S1");
+  EXPECT_EQ(j["best"]["parts"][0]["before_ms"], 0.6);
+  EXPECT_TRUE(j["best"]["parts"][1]["before_ms"].is_null());
   EXPECT_EQ(j["attempts"][2]["parts"][0]["key"], "s1_sdpa:out:2");
 
   // A candidate of another proposer has no parts: no table.

@@ -51,7 +51,7 @@ propose::Candidate made_of(std::string id, const Texts& keys) {
   propose::Candidate c;
   c.id = std::move(id);
   c.proposer = "knowledge";
-  for (const auto& key : keys) c.parts.push_back({key, "r", knowledge::Space::S1, key, "part " + key});
+  for (const auto& key : keys) c.parts.push_back({key, "r", knowledge::Space::S1, key, "part " + key, std::nullopt});
   return c;
 }
 
@@ -410,6 +410,19 @@ TEST(VerifiedParts, AWholeBlockGetsTheBestVerifiedRewriteOfEachRegionAcrossSpace
   for (const auto& c : next) {
     for (const auto& p : c.parts) EXPECT_NE(p.recipe, "s2_cuda_graph_capture") << c.notes;
   }
+}
+
+// A part's "before" is the reference's measured time in the nodes it replaces (the capture's per-node profile).
+TEST(VerifiedParts, APartCarriesTheTimeOfTheNodesItReplaces) {
+  Step s = step("activations", knowledge::Space::S1, 20);
+  hiera::testing::node_named(s.graph, "sigmoid").time_ms = 0.25;
+  hiera::testing::node_named(s.graph, "mul").time_ms = 0.5;   // x * sigmoid(x): the silu rewrite's two nodes
+  hiera::testing::node_named(s.graph, "x").time_ms = 4.0;     // an input the rewrite reads, does not replace
+  const auto offers = propose_for(s);
+  const propose::CandidatePart silu = single(offers, "x * sigmoid(x) of 'x' as F.silu").parts.front();
+  EXPECT_EQ(silu.before_ms, 0.75);
+  // The erf GELU replaces none of the timed nodes: no time, not zero.
+  EXPECT_FALSE(single(offers, "hand-written erf GELU of 'mul' as F.gelu").parts.front().before_ms);
 }
 
 }  // namespace

@@ -138,6 +138,19 @@ class ConvReluBiasTest(unittest.TestCase):
         self.assertEqual(self.graph["total_flops"], 27648 + 512 + 512)
         self.assertEqual(self.graph["total_bytes"], 4032 + 4112 + 4096)
 
+    def test_each_call_node_has_its_measured_time(self):
+        nodes = by_name(self.graph)
+        for name in ("conv", "add", "relu"):  # CPU time a call, in ms: measured, so only its presence and sign
+            self.assertGreater(nodes[name]["time_ms"], 0.0, name)
+        for name in ("x", "bias", "output"):  # inputs, attributes and the output run no op
+            self.assertNotIn("time_ms", nodes[name])
+
+    def test_times_are_left_out_when_the_graph_cannot_run_under_the_profiler(self):
+        from hiera_runner import graph_timing
+        gm = torch.fx.symbolic_trace(torch.nn.Linear(4, 4))
+        self.assertEqual(graph_timing.node_times(gm, [torch.randn(2, 5)]), {})  # the wrong width: it raises inside
+        self.assertEqual(set(graph_timing.node_times(gm, [torch.randn(2, 4)])), {"linear"})
+
     def test_module_description(self):
         g = self.graph
         self.assertEqual(g["class_name"], "Model")
