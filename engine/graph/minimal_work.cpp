@@ -121,6 +121,55 @@ NodeWork minimal_work(const OpGraph& graph, const Node& node) {
   return work;
 }
 
+double tensor_bytes(const std::vector<std::int64_t>& shape, const std::string& dtype) {
+  double size = 4;
+  if (dtype == "float64" || dtype == "int64" || dtype == "complex64") size = 8;
+  if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") size = 2;
+  if (dtype == "int8" || dtype == "uint8" || dtype == "bool") size = 1;
+  double n = size;
+  for (const auto d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+RegionWork region_work(const OpGraph& graph, const std::set<std::string>& covered, const std::string& produces) {
+  const auto inside = [&](const Node& n) {
+    if (n.op == "placeholder" || n.op == "output" || n.op == "get_attr") return false;
+    return covered.empty() || covered.count(n.name) > 0;
+  };
+  RegionWork work;
+  if (const Node* out = graph.find(produces); out && out->meta) work.peak = out->meta->dtype;
+  std::set<std::string> read;  // tensors entering the region, by node or state_dict name, each counted once
+  for (const auto& node : graph.nodes) {
+    if (!inside(node)) continue;
+    work.flops += minimal_work(graph, node).flops;
+    if (node.kind.rfind("conv", 0) == 0 && node.meta && node.meta->dtype == "float32") work.peak = "tf32";
+    const auto enter = [&](const Arg& a) {
+      const Node* p = graph.producer(a);
+      if (p && !inside(*p) && p->meta && read.insert(p->name).second) work.bytes += tensor_bytes(p->meta->shape, p->meta->dtype);
+      for (const auto& item : a.items) {
+        const Node* q = graph.producer(item);
+        if (q && !inside(*q) && q->meta && read.insert(q->name).second) work.bytes += tensor_bytes(q->meta->shape, q->meta->dtype);
+      }
+    };
+    for (const auto& a : node.args) enter(a);
+    for (const auto& [key, a] : node.kwargs) enter(a);
+    if (node.op == "call_module") {  // its own weights: "conv.weight" for the module "conv"
+      for (const auto* tensors : {&graph.parameters, &graph.buffers}) {
+        for (const auto& [name, t] : *tensors) {
+          if (name.rfind(node.target + ".", 0) == 0 && read.insert(name).second) work.bytes += tensor_bytes(t.shape, t.dtype);
+        }
+      }
+    }
+    bool leaves = false;
+    for (const auto& user : node.users) {
+      const Node* u = graph.find(user);
+      leaves = leaves || !u || !inside(*u);
+    }
+    if (leaves && node.meta) work.bytes += tensor_bytes(node.meta->shape, node.meta->dtype);
+  }
+  return work;
+}
+
 const Node* diagonal_matrix_vector(const OpGraph& graph, const Node& node) {
   if (!(node.kind == "diag" || node.target == "torch.diag" || node.target == "diag")) return nullptr;
   if (node.args.empty() || node.args.size() > 2) return nullptr;

@@ -8,7 +8,10 @@
 // scaled_dot_product_attention with is_causal need only the (S + 1) / 2S on and
 // below the diagonal. The module's speed-of-light bound counts this, so an
 // algebraic rewrite or a causal kernel cannot beat its own bound.
+#include <cstdint>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "engine/graph/op_graph.h"
 
@@ -20,6 +23,25 @@ struct NodeWork {
 };
 
 NodeWork minimal_work(const OpGraph& graph, const Node& node);
+
+// Bytes of a tensor of that shape and dtype (4 a element for a dtype this does not know).
+double tensor_bytes(const std::vector<std::int64_t>& shape, const std::string& dtype);
+
+// The least work of nodes computed as one fused region: each node's least flops, and the bytes of the tensors
+// that enter it (inputs, the parameters and buffers of the modules it calls) and of the values read outside it,
+// each once. `peak` is the dtype whose peak bounds its flops: the value's, or tf32 for a float32 convolution
+// (cuDNN's default).
+struct RegionWork {
+  double flops = 0.0;
+  double bytes = 0.0;
+  std::string peak = "float32";
+
+  bool operator==(const RegionWork&) const = default;
+};
+
+// `covered`: node names; empty means every call of the forward (a whole-forward rewrite). `produces`: the node
+// whose value the region hands on (its dtype is the region's).
+RegionWork region_work(const OpGraph& graph, const std::set<std::string>& covered, const std::string& produces);
 
 // v when `node` is torch.diag(v) of a vector v (its main diagonal: no offset,
 // no other argument), else null. The structured-matmul rewrite matches the

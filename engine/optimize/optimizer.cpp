@@ -13,17 +13,7 @@
 namespace hiera::engine::optimize {
 
 std::optional<double> module_speed_of_light_ms(const graph::OpGraph& graph, const GpuCeilings& ceilings) {
-  auto size_of = [](const std::string& dtype) -> double {
-    if (dtype == "float64" || dtype == "int64" || dtype == "complex64") return 8;
-    if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
-    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
-    return 4;
-  };
-  auto bytes_of = [&](const std::vector<std::int64_t>& shape, const std::string& dtype) {
-    double n = 1;
-    for (const auto d : shape) n *= static_cast<double>(d);
-    return n * size_of(dtype);
-  };
+  const auto bytes_of = graph::tensor_bytes;
   double bytes = 0.0;
   std::string dtype = "float32";
   for (const auto& node : graph.nodes) {

@@ -79,7 +79,11 @@ nlohmann::json candidate_json(const propose::Candidate& c) {
     for (const auto& p : c.parts) {
       parts.push_back({{"key", p.key}, {"recipe", p.recipe}, {"space", knowledge::to_string(p.space)},
                        {"region", p.region}, {"description", p.description},
-                       {"before_ms", p.before_ms ? nlohmann::json(*p.before_ms) : nlohmann::json(nullptr)}});
+                       {"before_ms", p.before_ms ? nlohmann::json(*p.before_ms) : nlohmann::json(nullptr)},
+                       {"least_work", p.least_work ? nlohmann::json{{"flops", p.least_work->flops},
+                                                                    {"bytes", p.least_work->bytes},
+                                                                    {"peak", p.least_work->peak}}
+                                                   : nlohmann::json(nullptr)}});
     }
     out["parts"] = std::move(parts);
   }
@@ -95,6 +99,21 @@ std::optional<double> alone_speedup(const OptimizeResult& r, const propose::Cand
     if (!best || *a.attempt.speedup > *best) best = a.attempt.speedup;
   }
   return best;
+}
+
+// A region's least work at the ceilings the plan used (its "ceilings": bandwidth and peaks by dtype): the
+// slower of moving its bytes and computing its flops, or nullopt without ceilings or a peak for its flops.
+std::optional<double> region_speed_of_light_ms(const nlohmann::json& plan, const graph::RegionWork& work) {
+  if (!plan.is_object() || !plan.contains("ceilings")) return std::nullopt;
+  const auto& c = plan["ceilings"];
+  const double bandwidth = c.value("bandwidth_gbs", 0.0);
+  double peak = 0.0;
+  if (c.contains("tflops") && c["tflops"].is_object()) peak = c["tflops"].value(work.peak, 0.0);
+  if (bandwidth <= 0.0 || (work.flops > 0.0 && peak <= 0.0)) return std::nullopt;
+  const double byte_ms = work.bytes / (bandwidth * 1e9) * 1e3;
+  const double flop_ms = work.flops > 0.0 ? work.flops / (peak * 1e12) * 1e3 : 0.0;
+  const double sol = std::max(byte_ms, flop_ms);
+  return sol > 0.0 ? std::optional<double>(sol) : std::nullopt;
 }
 
 // The other candidates of the run that passed with `part` among theirs ("c1, c4"), "-" when none: where a
@@ -117,10 +136,11 @@ std::string parts_markdown(const OptimizeResult& r, const BestResult& best) {
   std::string md = "What each region got (a region is named by the graph node it produces; \"before\" is the "
                    "reference's time in the nodes it replaces, from the capture's per-node profile; \"alone\" the "
                    "best verified speedup of a candidate made of that rewrite only, in this run, and \"after alone\" "
-                   "the time before less what it saved alone; \"also verified in\" the other candidates of this run "
+                   "the time before less what it saved alone; \"of speed of light\" the region's least work at the "
+                   "GPU's ceilings against its time after alone; \"also verified in\" the other candidates of this run "
                    "that passed with it):\n\n"
-                   "| region | space | recipe | change | before | alone | time saved alone | after alone | also verified in |\n"
-                   "|---|---|---|---|---|---|---|---|---|\n";
+                   "| region | space | recipe | change | before | alone | time saved alone | after alone | of speed of light "
+                   "| also verified in |\n|---|---|---|---|---|---|---|---|---|---|\n";
   const auto& timing = best.evaluation.timing;
   const auto ms = [](std::optional<double> v) { return v ? fixed(*v, 4) + " ms" : std::string("-"); };
   for (const auto& p : parts) {
@@ -128,9 +148,12 @@ std::string parts_markdown(const OptimizeResult& r, const BestResult& best) {
     std::optional<double> saved, after;
     if (alone && timing) saved = timing->reference.median_ms * (1.0 - 1.0 / *alone);
     if (saved && p.before_ms) after = std::max(0.0, *p.before_ms - *saved);
+    std::string share = "-";
+    const auto sol = p.least_work ? region_speed_of_light_ms(r.plan, *p.least_work) : std::nullopt;
+    if (sol && after && *after > 0.0) share = fixed(100.0 * *sol / *after, 1) + "%";
     md += "| " + cell(p.region) + " | " + knowledge::to_string(p.space) + " | " + p.recipe + " | " + cell(p.description) +
           " | " + ms(p.before_ms) + " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + ms(saved) +
-          " | " + ms(after) + " | " + verified_in(r, p, best.candidate.id) + " |\n";
+          " | " + ms(after) + " | " + share + " | " + verified_in(r, p, best.candidate.id) + " |\n";
   }
   return md + "\n";
 }

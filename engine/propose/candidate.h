@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/graph/minimal_work.h"
 #include "engine/knowledge/recipe.h"
 
 namespace hiera::engine::propose {
@@ -25,6 +26,8 @@ struct CandidatePart {
   std::string description;   // "sigmoid + mul + add fused into one elementwise kernel"
   // The reference's time in the nodes it replaces, a call (the capture's per-node profile); unset where none was timed.
   std::optional<double> before_ms;
+  // The least work of the nodes it replaces as one region (its speed of light at the GPU's ceilings); unset without a graph.
+  std::optional<graph::RegionWork> least_work;
 
   bool operator==(const CandidatePart&) const = default;
 };

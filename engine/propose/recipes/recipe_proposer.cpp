@@ -218,7 +218,7 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
       if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
       descriptions += (descriptions.empty() ? "" : "; ") + r.description + (informed ? " " + evidence_text(evidence[i]) : "");
       c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description,
-                         time_replaced(graph, r)});
+                         time_replaced(graph, r), graph::region_work(graph, r.covered, r.produces)});
     }
     c.notes = sets.headings[s] + descriptions;
     add_normalization_notes(normalized, c);

@@ -96,4 +96,18 @@ TEST(MinimalWork, CausalScaledDotProductAttention) {
   EXPECT_EQ(work.reason, "a causal attention computes the scores on and below the diagonal only");
 }
 
+TEST(MinimalWork, ARegionMovesWhatEntersAndLeavesItOnce) {
+  const OpGraph silu = captured_graph("activations");
+  // x * sigmoid(x) on (8, 64) float32: x read once (2048 B), the product read outside (2048 B); 512 + 512 flops.
+  EXPECT_EQ(region_work(silu, {"sigmoid", "mul"}, "mul"), (RegionWork{1024.0, 4096.0, "float32"}));
+  const OpGraph convs = captured_graph("conv_stack");
+  // conv1 + relu: x (2, 3, 8, 8) 1536 B in, conv1's weight 864 B and bias 32 B, relu's (2, 8, 8, 8) 4096 B out; a
+  // float32 convolution is bounded at TF32's peak.
+  EXPECT_EQ(region_work(convs, {"conv1", "relu"}, "relu"), (RegionWork{55296.0 + 1024.0, 1536.0 + 864.0 + 32.0 + 4096.0, "tf32"}));
+  // Every call of the forward (a whole-forward rewrite): at least the inputs, every weight used and the output.
+  const RegionWork whole = region_work(convs, {}, "");
+  EXPECT_EQ(whole.flops, convs.total_flops);
+  EXPECT_GE(whole.bytes, 1536.0 + 864.0 + 32.0 + 2304.0 + 32.0);
+}
+
 }  // namespace

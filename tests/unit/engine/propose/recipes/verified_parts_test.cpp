@@ -51,7 +51,7 @@ propose::Candidate made_of(std::string id, const Texts& keys) {
   propose::Candidate c;
   c.id = std::move(id);
   c.proposer = "knowledge";
-  for (const auto& key : keys) c.parts.push_back({key, "r", knowledge::Space::S1, key, "part " + key, std::nullopt});
+  for (const auto& key : keys) c.parts.push_back({key, "r", knowledge::Space::S1, key, "part " + key, std::nullopt, std::nullopt});
   return c;
 }
 
