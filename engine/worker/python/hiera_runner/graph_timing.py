@@ -30,6 +30,11 @@ def _device_of(args):
     return torch.device("cpu")
 
 
+def _on_device(event):
+    kind = getattr(event, "device_type", None)
+    return kind is not None and str(kind).split(".")[-1] != "CPU"
+
+
 def _event_ms(event, cuda):
     if cuda:
         # torch 2.x names it device_time_total; torch 1.x cuda_time_total.
@@ -59,6 +64,10 @@ def node_times(gm, args, calls=CALLS):
                     torch.cuda.synchronize(device)
         totals = {}
         for event in prof.events():
+            # On CUDA kineto also records each range on the device ("gpu_user_annotation"): counting the CPU-side
+            # range (its kernels and its children's) once is the node's device time.
+            if _on_device(event):
+                continue
             if event.name.startswith(_PREFIX):
                 name = event.name[len(_PREFIX):]
                 totals[name] = totals.get(name, 0.0) + _event_ms(event, cuda)
