@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <utility>
 
 namespace hiera::engine::propose {
 
@@ -217,6 +218,29 @@ bool default_compile_leads(const ProposalRequest& request) {
   return compiled && (!others || *compiled >= *others);
 }
 
+// The module of hiera's to compile and the note that says which: the run's best where torch.compile can take it
+// (no torch.compile of its own, no NVRTC launch); where a compiled module leads the run, hiera's fastest verified
+// module that torch.compile can take; else none (empty source).
+std::pair<std::string, std::string> module_to_compile(const ProposalRequest& request) {
+  const auto compilable = [&](const std::string& source) {
+    return !source.empty() && source != request.reference_source && defines_class(source, "ModelNew") &&
+           !torch_compile_mode(source) && !launches_nvrtc_kernels(source);
+  };
+  const std::string& best = request.current_best_source;
+  if (compilable(best)) return {best, "torch.compile of the best candidate so far (mode default)"};
+  if (best.empty() || !torch_compile_mode(best)) return {};
+  std::string fastest_source;
+  double fastest = 1.0;  // verified faster than the reference, or not at all
+  for (const auto& attempt : request.history) {
+    if (attempt.correct && attempt.speedup && *attempt.speedup > fastest && compilable(attempt.candidate.source)) {
+      fastest = *attempt.speedup;
+      fastest_source = attempt.candidate.source;
+    }
+  }
+  if (fastest_source.empty()) return {};
+  return {fastest_source, "torch.compile of hiera's fastest module that torch.compile can take (mode default)"};
+}
+
 }  // namespace
 
 bool launches_nvrtc_kernels(std::string_view source) {
@@ -247,12 +271,10 @@ std::vector<Candidate> CompileProposer::propose(const ProposalRequest& request, 
     offers.push_back(make_candidate(request, compiled_module(request.reference_source, "Model", kCompileModeDefault),
                                     "torch.compile of the reference (mode default)"));
   }
-  // hiera's best so far compiled (any step: its rewrites and kernels, inductor for the rest).
-  const std::string& best = request.current_best_source;
-  if (!best.empty() && best != request.reference_source && defines_class(best, "ModelNew") &&
-      !torch_compile_mode(best) && !launches_nvrtc_kernels(best)) {
-    Candidate c = make_candidate(request, compiled_module(best, "ModelNew", kCompileModeDefault),
-                                 "torch.compile of the best candidate so far (mode default)");
+  // hiera's best so far compiled (any step: its rewrites, inductor for the rest).
+  const auto [best, note] = module_to_compile(request);
+  if (!best.empty()) {
+    Candidate c = make_candidate(request, compiled_module(best, "ModelNew", kCompileModeDefault), note);
     for (const auto& attempt : request.history) {
       if (attempt.candidate.source == best) {
         c.recipes = attempt.candidate.recipes;

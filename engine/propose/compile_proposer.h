@@ -8,7 +8,11 @@
 // user gets from torch.compile where that passes the contract. Once hiera has
 // a verified faster module of its own (ProposalRequest::current_best_source),
 // it also proposes that module's ModelNew compiled the same way: hiera's
-// rewrites and kernels, with inductor for the rest (in any space's step).
+// rewrites, with inductor for the rest (in any space's step). Where torch.compile
+// of the reference leads the run, the module compiled is hiera's fastest verified
+// one that torch.compile can take (no torch.compile of its own, no NVRTC launch):
+// an S1 rewrite inductor does not make (SDPA for a hand-written attention) or a
+// cuDNN setting, then inductor's fusions around it.
 //
 // Each candidate is the source it starts from, verbatim, followed by a
 // `ModelNew` subclass whose forward calls the compiled forward of its base

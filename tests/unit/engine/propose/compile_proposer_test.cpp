@@ -244,6 +244,29 @@ TEST(CompileProposer, ABestThatLaunchesNvrtcKernelsIsNotCompiled) {
   EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
 }
 
+TEST(CompileProposer, WhereTheCompiledReferenceLeadsHierasFastestCompilableModuleIsCompiled) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(1);
+  r.space = knowledge::Space::S3;
+  const std::string best = read(kFixtures / "best_candidate.py");
+  Candidate compiled_reference, own, with_kernels;
+  compiled_reference.source = compiled_module(r.reference_source, "Model", kCompileModeDefault);
+  own.source = best;
+  own.recipes = {"linear_bias_addmm"};
+  with_kernels.source = best + "\n_KERNEL_COMPILERS = {}\n";
+  r.history = {verified(compiled_reference, "c1", 2.0), verified(own, "c2", 1.2), verified(with_kernels, "c3", 1.5)};
+  r.current_best_source = compiled_reference.source;  // torch.compile of the reference leads
+  const auto out = proposer.propose(r, CancellationToken{});
+  ASSERT_EQ(out.size(), 1u);
+  // c3 is faster but launches NVRTC kernels, which torch.compile cannot trace: c2 is compiled.
+  EXPECT_EQ(out[0].notes, "torch.compile of hiera's fastest module that torch.compile can take (mode default) (c2)");
+  EXPECT_EQ(out[0].source, compiled_module(best, "ModelNew", kCompileModeDefault));
+  EXPECT_EQ(out[0].recipes, (std::vector<std::string>{"linear_bias_addmm"}));
+  // Not verified faster than the reference: nothing to build on.
+  r.history[1] = verified(own, "c2", 0.97);
+  EXPECT_TRUE(proposer.propose(r, CancellationToken{}).empty());
+}
+
 TEST(CompileProposer, CancellationIsHonoured) {
   CompileProposer proposer;
   CancellationToken cancel;
