@@ -1,6 +1,6 @@
 #!/bin/bash
 # build_release.sh [BUILD_DIR]: Release build of `hiera` and `hiera-worker` with CUDA and torch
-# (default BUILD_DIR: build/gpu), for the GPU measurements of bench/gpu/bench_samples.sh.
+# (default BUILD_DIR: build/gpu), for the GPU measurements of bench/gpu/bench_suite.sh.
 # Run from anywhere; it builds the checkout this script lies in.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
