@@ -120,6 +120,43 @@ std::set<std::string> fill_chain(const graph::OpGraph& graph, const graph::Node&
   return chain;
 }
 
+// `from` and the nodes that compute it for the pattern alone: each one's users are all in `pattern` or in the
+// set (a value read elsewhere stays); placeholders stay, as do values from before that feed something else.
+std::set<std::string> private_producers(const graph::OpGraph& graph, const graph::Node& from,
+                                        const std::set<std::string>& pattern) {
+  std::set<std::string> out;
+  const auto private_to = [&](const graph::Node& n) {
+    if (n.op == "placeholder" || n.op == "output" || mutates(graph, n)) return false;
+    for (const auto& user : n.users) {
+      if (!pattern.count(user) && !out.count(user)) return false;
+    }
+    return true;
+  };
+  if (!private_to(from)) return out;
+  out.insert(from.name);
+  std::vector<const graph::Node*> todo{&from};
+  while (!todo.empty()) {
+    const graph::Node* n = todo.back();
+    todo.pop_back();
+    std::vector<const graph::Node*> reads;
+    std::vector<const graph::Arg*> args;
+    for (const auto& a : n->args) args.push_back(&a);
+    for (const auto& [key, a] : n->kwargs) args.push_back(&a);
+    while (!args.empty()) {  // torch.full((T, T), ...): the sizes inside a tuple too
+      const graph::Arg* a = args.back();
+      args.pop_back();
+      reads.push_back(graph.producer(*a));
+      for (const auto& item : a->items) args.push_back(&item);
+    }
+    for (const graph::Node* r : reads) {
+      if (!r || out.count(r->name) || pattern.count(r->name) || !private_to(*r)) continue;
+      out.insert(r->name);
+      todo.push_back(r);
+    }
+  }
+  return out;
+}
+
 // torch.where(kept, scores, -inf) with a causal kept-positions mask: the
 // scores, else null. The fill may be a number or a one-element constant,
 // computed from the scores' dtype (then its nodes join `chain`).
@@ -237,10 +274,15 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
     }
     const graph::Node& reads_scores = before ? *before : *p;  // the scores' one user
     const graph::Node* mask = nullptr;
+    const graph::Node* causal_mask = nullptr;  // the causal mask is_causal replaces
     bool causal = false;
     const graph::Node* causal_scores = causal_masked_fill(graph, *s);
     std::set<std::string> fill_nodes;
-    if (!causal_scores) causal_scores = causal_where(graph, *s, fill_nodes);
+    if (causal_scores) {
+      causal_mask = argument_node(graph, *s, 1, "mask");
+    } else if ((causal_scores = causal_where(graph, *s, fill_nodes))) {
+      causal_mask = graph.producer(s->args[0]);
+    }
     if (const graph::Node* scores = causal_scores; scores && only_user(*s, reads_scores)) {
       covered.insert(s->name);
       covered.insert(fill_nodes.begin(), fill_nodes.end());
@@ -260,6 +302,7 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
         s = from_product(a) ? a : b;
         if (mask->facts.mask == "causal_additive" && causal_fits(*s, *mask)) {
           causal = true;
+          causal_mask = mask;
           mask = nullptr;
         }
       }
@@ -310,6 +353,10 @@ std::vector<Replacement> find_attention(const graph::OpGraph& graph, const Rewri
       for (const auto& user : n.users) private_chain = private_chain && covered.count(user) > 0;
     }
     if (!private_chain) continue;
+    // A causal mask built in forward for this pattern alone is not built any more: SDPA's is_causal replaces it
+    // (the fallback for an older torch builds it inline).
+    const std::set<std::string> mask_nodes = causal_mask ? private_producers(graph, *causal_mask, covered) : std::set<std::string>{};
+    covered.insert(mask_nodes.begin(), mask_nodes.end());
     std::set<std::string> inline_nodes = covered;
     inline_nodes.insert(kt->name);
     if (only_user(*kt, *s)) covered.insert(kt->name);

@@ -93,18 +93,12 @@ std::vector<std::string> attention_on(const std::string& fixture) {
   return replacement_texts(rewrites::find_attention(normalized.graph, {}));
 }
 
-TEST(AttentionSpellings, ATriuMaskBuiltInForwardWithMaskedFillIsCausal) {
-  EXPECT_EQ(attention_on("attention_causal_triu"), (Texts{"s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,softmax,transpose,truediv | matmul_1 |"
-                   " matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.353553"
-                   "39059327373) if _HIERA_SDPA_HAS_SCALE else (torch.softmax((((q @ (k.transpose(-2, -1))) / 2.82842712"
-                   "47461903).masked_fill(to, float('-inf'))), dim=-1)) @ v | risky"}));
-}
-
 TEST(AttentionSpellings, ATrilBufferComparedWithZeroAndEvalDropoutIsCausal) {
-  EXPECT_EQ(attention_on("attention_causal_buffer"), (Texts{"s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,mul,softmax,transpose | matmul_1 | mat"
+  // The mask (self.bias == 0) feeds the pattern alone: is_causal replaces it, and only the fallback builds it.
+  EXPECT_EQ(attention_on("attention_causal_buffer"), (Texts{"s1_scaled_dot_product_attention | bias,eq,masked_fill,matmul,matmul_1,mul,softmax,transpose | matmul_1 | mat"
                    "mul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3535533905"
                    "9327373) if _HIERA_SDPA_HAS_SCALE else (torch.nn.functional.softmax((((q @ (k.transpose(-2, -1))) * "
-                   "0.35355339059327373).masked_fill(eq, float('-inf'))), dim=-1, _stacklevel=3, dtype=No"
+                   "0.35355339059327373).masked_fill(((self.bias) == 0), float('-inf'))), dim=-1, _stacklevel=3, dtype=No"
                    "ne)) @ v | risky"}));
 }
 
@@ -115,13 +109,27 @@ std::string sdpa_statement(const std::string& fixture) {
   return found[0].statements[0].substr(0, found[0].statements[0].find(" if "));
 }
 
+TEST(AttentionSpellings, ATriuMaskBuiltInForwardWithMaskedFillIsCausal) {
+  EXPECT_EQ(sdpa_statement("attention_causal_triu"),
+            "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.35355339059327373)");
+  const auto texts = attention_on("attention_causal_triu");
+  ASSERT_EQ(texts.size(), 1u);
+  // The mask (a constant the tracer made, moved to q's device) is built for this pattern alone: covered, and
+  // built only inside the fallback.
+  EXPECT_EQ(texts[0].substr(0, texts[0].find(" | matmul_1 = ")),
+            "s1_scaled_dot_product_attention | _tensor_constant0,getattr_1,masked_fill,matmul,matmul_1,softmax,to,transpose,"
+            "truediv | matmul_1");
+  EXPECT_NE(texts[0].find(".masked_fill(((torch.tensor([[False, True, True"), std::string::npos) << texts[0];
+}
+
 TEST(AttentionSpellings, ATrilBufferSlicedToTheSequenceLengthIsCausal) {
   // self.bias[:, :, :T, :T] == 0 with T from q.size(), the scale 1 / math.sqrt(k.size(-1)).
   EXPECT_EQ(sdpa_statement("attention_causal_buffer_sliced"),
             "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=truediv)");
   EXPECT_THAT(attention_on("attention_causal_buffer_sliced"),
               ::testing::ElementsAre(::testing::StartsWith(
-                  "s1_scaled_dot_product_attention | masked_fill,matmul,matmul_1,mul,softmax,transpose | ")));
+                  "s1_scaled_dot_product_attention | bias,eq,getitem_2,getitem_4,masked_fill,matmul,matmul_1,mul,softmax,"
+                  "transpose | ")));
 }
 
 TEST(AttentionSpellings, AMaskBuiltForThisLengthFromTorchOnesIsCausal) {
@@ -212,10 +220,10 @@ TEST(AttentionSpellings, BmmWithEvalDropoutBetweenSoftmaxAndValues) {
 }
 
 TEST(AttentionSpellings, AnAdditiveCausalBufferAndPermutedKeys) {
-  EXPECT_EQ(attention_on("attention_additive_causal"), (Texts{"s1_scaled_dot_product_attention | add,matmul,matmul_1,mul,permute,softmax | matmul_1 | matmul_1 = to"
+  EXPECT_EQ(attention_on("attention_additive_causal"), (Texts{"s1_scaled_dot_product_attention | add,mask,matmul,matmul_1,mul,permute,softmax | matmul_1 | matmul_1 = to"
                    "rch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.125) if _HIERA_SDPA_"
-                   "HAS_SCALE else torch.matmul((torch.softmax((((torch.matmul(q, (k.permute(0, 1, 3, 2)))) * 0.125) + m"
-                   "ask), dim=-1)), v) | risky"}));
+                   "HAS_SCALE else torch.matmul((torch.softmax((((torch.matmul(q, (k.permute(0, 1, 3, 2)))) * 0.125) + ("
+                   "self.mask)), dim=-1)), v) | risky"}));
 }
 
 TEST(AttentionSpellings, EinsumScoresAndValues) {
@@ -231,7 +239,7 @@ TEST(AttentionSpellings, TorchWhereOverAKeptTrilBufferIsCausal) {
   EXPECT_EQ(found[0].statements[0].substr(0, found[0].statements[0].find(" if ")),
             "matmul_1 = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=truediv)");
   EXPECT_EQ(replacement_text(found[0]).substr(0, 80),
-            "s1_scaled_dot_product_attention | matmul,matmul_1,mul,softmax,transpose,where | ");
+            "s1_scaled_dot_product_attention | keep,matmul,matmul_1,mul,softmax,transpose,whe");
 }
 
 TEST(AttentionSpellings, AMaskThatIsNotCausalStaysAMask) {
