@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "engine/common/dtype_bytes.h"
+
 namespace hiera::engine::analysis {
 
 namespace {

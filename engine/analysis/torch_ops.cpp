@@ -102,13 +102,6 @@ std::optional<OpInfo> layer_op(std::string_view layer_type) {
 
 bool is_sync_method(std::string_view name) { return name == "item" || name == "cpu" || name == "tolist" || name == "numpy"; }
 
-int dtype_bytes(std::string_view dtype) {
-  if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
-  if (dtype == "float64" || dtype == "int64" || dtype == "complex64") return 8;
-  if (dtype == "int8" || dtype == "uint8" || dtype == "bool" || dtype == "float8_e4m3fn" || dtype == "float8_e5m2") return 1;
-  return 4;
-}
-
 std::optional<std::string> dtype_name(std::string_view spelling) {
   if (spelling.rfind("torch.", 0) == 0) spelling.remove_prefix(6);
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 20> kNames = {{

@@ -46,8 +46,6 @@ bool is_elementwise_op(std::string_view name);
 // Methods and functions that make the host wait for the device.
 bool is_sync_method(std::string_view name);  // item, cpu, tolist, numpy
 
-// Bytes per element: float32 4, float16/bfloat16 2, float64/int64 8, ...; 4 when unknown.
-int dtype_bytes(std::string_view dtype);
 // "torch.float16" / "half" / "torch.half" -> "float16"; nullopt when not a dtype name.
 std::optional<std::string> dtype_name(std::string_view spelling);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/common/dtype_bytes.h"
+
 namespace hiera::engine::analysis {
 
 const PyValue* OpCall::arg(std::size_t index, std::string_view name) const {

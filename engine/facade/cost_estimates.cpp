@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/analysis/torch_ops.h"
+#include "engine/common/dtype_bytes.h"
 
 namespace hiera::engine::facade {
 
@@ -13,7 +14,7 @@ double output_bytes(const analysis::ForwardOp& op) {
   if (!op.shape) return 0;
   double n = 1;
   for (const auto d : *op.shape) n *= static_cast<double>(d);
-  return n * analysis::dtype_bytes(op.dtype);
+  return n * dtype_bytes(op.dtype);
 }
 
 // A group of a module's ops that runs as one pass: its summed compute at each

@@ -1,5 +1,7 @@
 #include "engine/graph/minimal_work.h"
 
+#include "engine/common/dtype_bytes.h"
+
 namespace hiera::engine::graph {
 
 namespace {
@@ -43,6 +45,9 @@ bool masks_causally(const OpGraph& graph, const Node& node) {
   return false;
 }
 
+// The share of S x S scores on and below the diagonal, (S + 1) / 2S: what a causal mask keeps.
+double causal_share(std::int64_t size) { return (static_cast<double>(size) + 1.0) / (2.0 * static_cast<double>(size)); }
+
 // Scores (square in their last two dims) that a causal mask meets before anything else reads them: the
 // product computing them, or the product of their probabilities with the values. The fraction of the
 // product's work that the kept scores need, (S + 1) / 2S, else 1.
@@ -52,7 +57,6 @@ double causal_fraction(const OpGraph& graph, const Node& product) {
     const auto& s = n.meta->shape;
     return s[s.size() - 1] == s[s.size() - 2] && s.back() > 1 ? s.back() : 0;
   };
-  const auto fraction = [](std::int64_t size) { return (static_cast<double>(size) + 1.0) / (2.0 * size); };
   // The one user that reads a node's values; reads of its dtype, shape or device (getattr) do not count.
   const auto value_user = [&](const Node& n) -> const Node* {
     const Node* found = nullptr;
@@ -71,7 +75,7 @@ double causal_fraction(const OpGraph& graph, const Node& product) {
     for (int step = 0; step < 6; ++step) {
       const Node* next = value_user(*at);
       if (!next) break;
-      if (masks_causally(graph, *next)) return fraction(size);
+      if (masks_causally(graph, *next)) return causal_share(size);
       if (!keeps_the_mask(*next) || next->kind == "softmax") break;
       at = next;
     }
@@ -81,7 +85,7 @@ double causal_fraction(const OpGraph& graph, const Node& product) {
   for (int step = 0; at && step < 8; ++step) {
     if (masks_causally(graph, *at)) {
       const std::int64_t size = square(*at);
-      return size ? fraction(size) : 1.0;
+      return size ? causal_share(size) : 1.0;
     }
     if (!keeps_the_mask(*at) || at->args.empty()) break;
     at = graph.producer(at->args[0]);
@@ -97,8 +101,7 @@ NodeWork minimal_work(const OpGraph& graph, const Node& node) {
     const auto causal = node.kwargs.find("is_causal");
     const std::int64_t size = node.meta->shape[node.meta->shape.size() - 2];
     if (causal != node.kwargs.end() && causal->second.kind == Arg::Kind::Bool && causal->second.flag && size > 1) {
-      return {node.flops * (static_cast<double>(size) + 1.0) / (2.0 * size),
-              "a causal attention computes the scores on and below the diagonal only"};
+      return {node.flops * causal_share(size), "a causal attention computes the scores on and below the diagonal only"};
     }
     return work;
   }
@@ -122,11 +125,7 @@ NodeWork minimal_work(const OpGraph& graph, const Node& node) {
 }
 
 double tensor_bytes(const std::vector<std::int64_t>& shape, const std::string& dtype) {
-  double size = 4;
-  if (dtype == "float64" || dtype == "int64" || dtype == "complex64") size = 8;
-  if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") size = 2;
-  if (dtype == "int8" || dtype == "uint8" || dtype == "bool") size = 1;
-  double n = size;
+  double n = dtype_bytes(dtype);
   for (const auto d : shape) n *= static_cast<double>(d);
   return n;
 }
@@ -143,13 +142,12 @@ RegionWork region_work(const OpGraph& graph, const std::set<std::string>& covere
     if (!inside(node)) continue;
     work.flops += minimal_work(graph, node).flops;
     if (node.kind.rfind("conv", 0) == 0 && node.meta && node.meta->dtype == "float32") work.peak = "tf32";
-    const auto enter = [&](const Arg& a) {
-      const Node* p = graph.producer(a);
+    const auto read_once = [&](const Node* p) {
       if (p && !inside(*p) && p->meta && read.insert(p->name).second) work.bytes += tensor_bytes(p->meta->shape, p->meta->dtype);
-      for (const auto& item : a.items) {
-        const Node* q = graph.producer(item);
-        if (q && !inside(*q) && q->meta && read.insert(q->name).second) work.bytes += tensor_bytes(q->meta->shape, q->meta->dtype);
-      }
+    };
+    const auto enter = [&](const Arg& a) {  // a tensor argument, or one inside a list (torch.cat's)
+      read_once(graph.producer(a));
+      for (const auto& item : a.items) read_once(graph.producer(item));
     };
     for (const auto& a : node.args) enter(a);
     for (const auto& [key, a] : node.kwargs) enter(a);

@@ -24,7 +24,7 @@ struct NodeWork {
 
 NodeWork minimal_work(const OpGraph& graph, const Node& node);
 
-// Bytes of a tensor of that shape and dtype (4 a element for a dtype this does not know).
+// Bytes of a tensor of that shape and dtype (engine::dtype_bytes an element).
 double tensor_bytes(const std::vector<std::int64_t>& shape, const std::string& dtype);
 
 // The least work of nodes computed as one fused region: each node's least flops, and the bytes of the tensors

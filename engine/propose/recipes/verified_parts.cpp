@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <iomanip>
 #include <set>
-#include <sstream>
 
+#include "engine/common/number_text.h"
 #include "engine/common/sha256.h"
 #include "engine/propose/recipes/replacement_sets.h"
 
@@ -102,11 +101,7 @@ std::string positional(const std::string& text, const std::set<std::string>& nod
 
 std::string digest(const std::string& text) { return sha256_hex(text).substr(0, 16); }
 
-std::string times(double speedup) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2) << speedup << "x";
-  return out.str();
-}
+std::string times(double speedup) { return fixed(speedup, 2) + "x"; }
 
 void keep_best(std::optional<double>& slot, std::optional<double> value) {
   if (value && (!slot || *value > *slot)) slot = value;

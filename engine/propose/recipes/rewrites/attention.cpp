@@ -95,31 +95,6 @@ const graph::Node* causal_masked_fill(const graph::OpGraph& graph, const graph::
   return scores;
 }
 
-// The nodes that compute `fill` and feed nothing else (torch.tensor(torch.finfo(scores.dtype).min,
-// dtype=scores.dtype) reads the scores' dtype and device, not their values): gone with the pattern.
-std::set<std::string> fill_chain(const graph::OpGraph& graph, const graph::Node& fill, const graph::Node& consumer) {
-  std::set<std::string> chain{fill.name};
-  std::vector<const graph::Node*> todo{&fill};
-  while (!todo.empty()) {
-    const graph::Node* n = todo.back();
-    todo.pop_back();
-    std::vector<const graph::Node*> reads;
-    for (const auto& a : n->args) reads.push_back(graph.producer(a));
-    for (const auto& [key, a] : n->kwargs) reads.push_back(graph.producer(a));
-    for (const graph::Node* r : reads) {
-      if (!r || chain.count(r->name) || r->op == "placeholder" || r->op == "get_attr") continue;
-      bool private_to_chain = true;
-      for (const auto& user : r->users) private_to_chain = private_to_chain && chain.count(user) > 0;
-      // A tensor that feeds the chain alone is computed for it; the scores (read for their dtype) are not.
-      if (private_to_chain && r->name != consumer.name) {
-        chain.insert(r->name);
-        todo.push_back(r);
-      }
-    }
-  }
-  return chain;
-}
-
 // `from` and the nodes that compute it for the pattern alone: each one's users are all in `pattern` or in the
 // set (a value read elsewhere stays); placeholders stay, as do values from before that feed something else.
 std::set<std::string> private_producers(const graph::OpGraph& graph, const graph::Node& from,
@@ -170,7 +145,9 @@ const graph::Node* causal_where(const graph::OpGraph& graph, const graph::Node& 
   if (!scores || !mask || !fill || *fill > -1.0e4 || mask->facts.mask != "causal_kept") return nullptr;
   std::set<std::string> fill_nodes;
   if (f && only_user(*f, node) && (f->op == "call_function" || f->op == "call_method"))
-    fill_nodes = fill_chain(graph, *f, *scores);  // computed in forward; a kept constant stays as it is
+    // torch.tensor(torch.finfo(scores.dtype).min, ...) reads the scores' dtype and device, not their values: the
+    // nodes computing the fill go with the pattern, the scores stay. Computed in forward; a kept constant stays.
+    fill_nodes = private_producers(graph, *f, {node.name, scores->name});
   if (!causal_fits(*scores, *mask) || !same_shape(*scores, node)) return nullptr;
   for (const auto& user : scores->users) {
     if (user != node.name && !fill_nodes.count(user)) return nullptr;

@@ -593,7 +593,7 @@ class FxCapture(object):
         flops = graph_cost.flops(kind, operands, outputs, weight_shape=weight_shape, kernel_size=kernel_size,
                                  training=training, dropout_p=dropout_p, attention=attention)
         if node.op == "call_function" and node.target is torch.einsum and node.args:
-            flops = graph_cost.einsum_flops(node.args[0], [m for m in operands])
+            flops = graph_cost.einsum_flops(node.args[0], operands)
         moved = graph_cost.bytes_moved(kind, distinct, operands, outputs, extra, training, dropout_p)
         return int(flops), int(moved)
 

@@ -38,7 +38,7 @@ TEST(TorchOpsTest, OperatorsAndLayers) {
   EXPECT_EQ(layer_op("MyBlock"), std::nullopt);
 }
 
-TEST(TorchOpsTest, SyncMethodsAndDtypes) {
+TEST(TorchOpsTest, SyncMethodsAndDtypeNames) {
   EXPECT_TRUE(is_sync_method("item"));
   EXPECT_TRUE(is_sync_method("numpy"));
   EXPECT_FALSE(is_sync_method("cuda"));
@@ -46,10 +46,6 @@ TEST(TorchOpsTest, SyncMethodsAndDtypes) {
   EXPECT_EQ(dtype_name("torch.long"), "int64");
   EXPECT_EQ(dtype_name("bfloat16"), "bfloat16");
   EXPECT_EQ(dtype_name("torch.cuda"), std::nullopt);
-  EXPECT_EQ(dtype_bytes("bfloat16"), 2);
-  EXPECT_EQ(dtype_bytes("int64"), 8);
-  EXPECT_EQ(dtype_bytes("bool"), 1);
-  EXPECT_EQ(dtype_bytes("float32"), 4);
 }
 
 }  // namespace
