@@ -14,6 +14,7 @@
 //
 // Placeholders: those of stencil2d_tiled.cu, and
 // boundary       0 zeros, 1 replicate, 2 reflect, 3 circular
+// edge_function  the device function hiera_edge(g, n) of that mode (stencil_kernel.cpp)
 {{includes}}
 typedef {{in_t}} in_t;
 typedef {{out_t}} out_t;
@@ -24,20 +25,8 @@ typedef {{out_t}} out_t;
 #define LO_X ({{lo_x}})
 #define HI_X ({{hi_x}})
 #define BOUNDARY ({{boundary}})
-// A coordinate outside [0, n) as the boundary mode reads it: 1 replicate (the
-// nearest edge), 2 reflect (mirrored, edge not repeated), 3 circular (wrapped);
-// 0 (zeros) never remaps, its loads read 0 outside. Offsets stay below n.
-__device__ __forceinline__ int hiera_edge(int g, int n) {
-#if BOUNDARY == 1
-  return g < 0 ? 0 : (g >= n ? n - 1 : g);
-#elif BOUNDARY == 2
-  return g < 0 ? -g : (g >= n ? 2 * n - 2 - g : g);
-#elif BOUNDARY == 3
-  return g < 0 ? g + n : (g >= n ? g - n : g);
-#else
-  return g;
-#endif
-}
+// hiera_edge(g, n): a coordinate outside [0, n) as the boundary mode reads it.
+{{edge_function}}
 {{functions}}
 
 extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)

@@ -12,7 +12,8 @@
 // with run-time sizes, the index arithmetic and the registers it holds cost
 // the H200 a fifth of its bandwidth here.
 // Output point (z, y, x) reads input (z + oz, y + oy, x + ox); points outside
-// the input read as 0 (a convolution's zero padding).
+// the input read as 0 (a convolution's zero padding), or, with a boundary mode
+// (a 2D stencil over planes, every oz 0), as the point that mode maps them to.
 // Domain: in [batch, nz, ny, nx] float32, nx % 4 == 0, 16-byte aligned;
 // out [batch, oz_n, oy_n, ox_n] float32; both contiguous.
 // Launch: block (128, tile_y), grid (ceil(ox_n / 512), ceil(oy_n / tile_y), batch * ceil(oz_n / z_chunk)).
@@ -27,7 +28,9 @@
 // row_loads (each chain's top row for this plane: hiera_load_row<lo, hi>(rowR,
 // ...), lo/hi the x offsets the chain's taps read), row_shifts (each chain
 // moved down one plane), update_body and update_result (over TAP(R, ox): row
-// R's input at output x + i + ox, for the output i = 0..3 being computed).
+// R's input at output x + i + ox, for the output i = 0..3 being computed),
+// boundary (0 zeros, 1 replicate, 2 reflect, 3 circular; rows remap their y in row_setup),
+// edge_function (hiera_edge(g, n) of that mode, from stencil_kernel.cpp).
 {{includes}}
 #define TILE_Y {{tile_y}}
 #define J_LO ({{j_lo}})
@@ -36,6 +39,9 @@
 #define HIERA_FLOOR4(v) ((v) >= 0 ? (v) / 4 : -((3 - (v)) / 4))
 #define HIERA_MOD4(v) ((v) - 4 * HIERA_FLOOR4(v))
 #define TAP(r, ox) hiera_component(row##r[HIERA_FLOOR4(i + (ox)) - J_LO], HIERA_MOD4(i + (ox)))
+#define BOUNDARY ({{boundary}})
+// hiera_edge(g, n): a coordinate outside [0, n) as the boundary mode reads it.
+{{edge_function}}
 {{functions}}
 
 __device__ __forceinline__ float hiera_component(const float4& v, int c) {
@@ -44,7 +50,8 @@ __device__ __forceinline__ float hiera_component(const float4& v, int c) {
 
 // One input row into chunks[j]: the float4 4 * (J_LO + j) floats from `row`
 // (which points at the thread's own float4, x4), where output offsets
-// LO..HI + 3 need it; zeros outside the input. `row` is read only when `row_ok`.
+// LO..HI + 3 need it; outside the input zeros, or the boundary mode's point
+// (only threads at a row's ends load it). `row` is read only when `row_ok`.
 template <int LO, int HI>
 __device__ __forceinline__ void hiera_load_row(float4 (&chunks)[J_N], const float* __restrict__ row, bool row_ok, int x4,
                                                int nx, int lane) {
@@ -77,6 +84,16 @@ __device__ __forceinline__ void hiera_load_row(float4 (&chunks)[J_N], const floa
     HIERA_TAKE(2, z)
     HIERA_TAKE(3, w)
 #undef HIERA_TAKE
+#if BOUNDARY != 0
+#define HIERA_EDGE(c, f)                                                             \
+    if (4 * d + (c) >= LO && 4 * d + (c) <= HI + 3 && (x + (c) < 0 || x + (c) >= nx)) \
+      v.f = row_ok ? __ldg(row + (hiera_edge(x + (c), nx) - x4)) : 0.0f;
+    HIERA_EDGE(0, x)
+    HIERA_EDGE(1, y)
+    HIERA_EDGE(2, z)
+    HIERA_EDGE(3, w)
+#undef HIERA_EDGE
+#endif
     chunks[j] = v;
   }
 }

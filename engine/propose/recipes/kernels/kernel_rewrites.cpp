@@ -12,6 +12,7 @@
 #include "engine/propose/recipes/kernels/stencil_conv.h"
 #include "engine/propose/recipes/kernels/stencil_rolls.h"
 #include "engine/propose/recipes/kernels/stencil_slices.h"
+#include "engine/propose/recipes/kernels/stencil_unfold.h"
 #include "engine/propose/recipes/kernels/tensor_core_conv.h"
 
 namespace hiera::engine::propose::recipes::kernels {
@@ -29,6 +30,7 @@ KernelRewriteResult analyze_kernel_rewrites(const graph::OpGraph& graph, const K
   take(kernels::find_slice_stencils(graph, covered, options, result.skipped));
   take(kernels::find_roll_stencils(graph, covered, options, result.skipped));
   take(kernels::find_conv_stencils(graph, covered, options, result.skipped));
+  take(kernels::find_unfold_stencils(graph, covered, options, result.skipped));
   // Variants of the norm, reduction and elementwise rewrites below (the same
   // nodes with their convolution, on tensor cores): first, so that the stable sort keeps them ahead.
   take(kernels::find_tensor_core_convs(graph, covered, options, result.skipped));

@@ -1,12 +1,16 @@
 #include "engine/propose/recipes/kernels/stencil_conv.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "engine/propose/recipes/graph_queries.h"
 
+#include "engine/propose/recipes/kernels/elementwise_groups.h"
+#include "engine/propose/recipes/kernels/elementwise_program.h"
 #include "engine/propose/recipes/kernels/kernel_dtypes.h"
 #include "engine/propose/recipes/kernels/node_args.h"
 #include "engine/propose/recipes/kernels/stencil_kernel.h"
+#include "engine/propose/recipes/kernels/stencil_operands.h"
 #include "engine/propose/recipes/kernels/unsupported.h"
 #include "engine/propose/recipes/python_text.h"
 
@@ -77,28 +81,87 @@ std::optional<FoldedPad> pad_of(const graph::OpGraph& graph, const graph::Node& 
 // 7-point Laplacian written as a 3x3x3 conv then reads 7 points, not 27.
 struct FixedCoefficients {
   std::vector<std::size_t> kept;       // indexes of the conv's taps with a nonzero coefficient in some channel
-  std::vector<double> shared;          // per kept tap, when every channel has the same ones; else empty
+  // Per output of a group, per kept tap, when every group has the same ones; else empty.
+  std::vector<std::vector<double>> shared;
   std::vector<double> all;             // every value of the weight, flattened, for the forward's check
 };
 
-std::optional<FixedCoefficients> fixed_coefficients(const graph::Node& weight, std::int64_t channels, std::size_t taps) {
+// `channels` groups of `per_group` outputs, `taps` coefficients each (the weight's [channels * per_group, 1, k...]).
+std::optional<FixedCoefficients> fixed_coefficients(const graph::Node& weight, std::int64_t channels,
+                                                    std::int64_t per_group, std::size_t taps) {
   const auto& values = weight.facts.values;
-  if (!values || values->size() != static_cast<std::size_t>(channels) * taps) return std::nullopt;
+  const auto rows = static_cast<std::size_t>(channels * per_group);
+  if (!values || values->size() != rows * taps) return std::nullopt;
   FixedCoefficients out;
   out.all = *values;
   bool shared = true;
   for (std::size_t t = 0; t < taps; ++t) {
     bool used = false;
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const double v = (*values)[static_cast<std::size_t>(c) * taps + t];
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double v = (*values)[r * taps + t];
       used = used || v != 0.0;
-      shared = shared && v == (*values)[t];
+      shared = shared && v == (*values)[(r % static_cast<std::size_t>(per_group)) * taps + t];
     }
     if (used) out.kept.push_back(t);
   }
   if (out.kept.empty()) return std::nullopt;  // all zeros: nothing a stencil gains
-  if (shared)
-    for (const std::size_t t : out.kept) out.shared.push_back((*values)[t]);
+  if (shared) {
+    out.shared.resize(static_cast<std::size_t>(per_group));
+    for (std::size_t m = 0; m < out.shared.size(); ++m)
+      for (const std::size_t t : out.kept) out.shared[m].push_back((*values)[m * taps + t]);
+  }
+  return out;
+}
+
+// A conv with several outputs per group (a Sobel x / y pair per field) read only as channel-strided
+// slices conv[:, m::M], all by one elementwise group (sqrt(gx * gx + gy * gy)): the stencil kernel
+// computes the group from its M accumulators, and only the group's result reaches memory.
+struct CombinedOutputs {
+  ElementwiseGroup group;
+  std::vector<const graph::Node*> slices;  // slices[m] reads output m of every group
+};
+
+// The m of conv[:, m::M] (a getitem of a full first dim and a slice starting at m < M with step M), or -1.
+int strided_channel(const graph::Node& item, std::int64_t per_group) {
+  if (item.kind != "getitem" || item.args.size() != 2 || item.args[1].kind != graph::Arg::Kind::List) return -1;
+  const auto& items = item.args[1].items;
+  if (items.size() < 2) return -1;
+  auto full = [](const graph::Arg& a) {
+    return a.kind == graph::Arg::Kind::Slice && a.items.size() == 3 &&
+           std::all_of(a.items.begin(), a.items.end(), [](const graph::Arg& b) { return b.kind == graph::Arg::Kind::None; });
+  };
+  for (std::size_t k = 0; k < items.size(); ++k)
+    if (k != 1 && !full(items[k])) return -1;
+  const graph::Arg& channel = items[1];
+  if (channel.kind != graph::Arg::Kind::Slice || channel.items.size() != 3) return -1;
+  const graph::Arg &start = channel.items[0], &stop = channel.items[1], &step = channel.items[2];
+  if (stop.kind != graph::Arg::Kind::None || !step.is_number() || !step.is_integer || step.number != static_cast<double>(per_group))
+    return -1;
+  const double m = start.kind == graph::Arg::Kind::None ? 0.0 : (start.is_number() && start.is_integer ? start.number : -1.0);
+  return m >= 0 && m < static_cast<double>(per_group) ? static_cast<int>(m) : -1;
+}
+
+std::optional<CombinedOutputs> combined_outputs(const graph::OpGraph& graph, const graph::Node& conv, std::int64_t per_group,
+                                                const std::set<std::string>& covered) {
+  CombinedOutputs out;
+  out.slices.assign(static_cast<std::size_t>(per_group), nullptr);
+  for (const auto& user : conv.users) {
+    const graph::Node* item = graph.find(user);
+    const int m = item ? strided_channel(*item, per_group) : -1;
+    if (m < 0 || out.slices[static_cast<std::size_t>(m)] || covered.count(user)) return std::nullopt;
+    out.slices[static_cast<std::size_t>(m)] = item;
+  }
+  if (std::any_of(out.slices.begin(), out.slices.end(), [](const graph::Node* n) { return n == nullptr; })) return std::nullopt;
+  const auto groups = elementwise_groups(graph, covered);
+  const graph::Node* first = out.slices[0];
+  const ElementwiseGroup* group = first->users.empty() ? nullptr : group_with_member(groups, first->users.front());
+  if (!group) return std::nullopt;
+  for (const graph::Node* slice : out.slices)
+    for (const auto& user : slice->users)
+      if (!group->members.count(user)) return std::nullopt;
+  const graph::Node* root = graph.find(group->root);
+  if (!root || !root->meta || !first->meta || root->meta->shape != first->meta->shape) return std::nullopt;
+  out.group = *group;
   return out;
 }
 
@@ -117,9 +180,13 @@ const char* const kHoldsValues = R"(def _hiera_holds(t, values):
         t._hiera_holds_seen = (version, values, holds)
     return holds)";
 
+// `variant` DirectVec4 asks for a 2D conv's vec4 kernel over its planes (the direct kernel its fallback);
+// a 3D conv's Direct candidate has the vec4 kernel in it where it applies.
 Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options,
-                  StencilVariant variant) {
+                  StencilVariant variant, const std::set<std::string>& covered) {
   const int dims = node.kind == "conv3d" ? 3 : 2;
+  const bool planes = variant == StencilVariant::DirectVec4;
+  if (planes && dims != 2) throw Unsupported(node.name + ": a 3D conv has the vec4 kernel in its direct candidate");
   const graph::Arg* input_arg = argument(node, 0, "input");
   const graph::Arg* weight_arg = argument(node, 1, "weight");
   const graph::Node* input = input_arg ? graph.producer(*input_arg) : nullptr;
@@ -133,7 +200,16 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     throw Unsupported(node.name + ": an unbatched or malformed convolution");
   const std::int64_t groups = static_cast<std::int64_t>(number_argument(node, 6, "groups").value_or(1));
   const std::int64_t channels = in_shape[1];
-  if (w_shape[1] != 1 || w_shape[0] != groups || groups != channels) return {};  // not one channel per group: a real conv
+  // One input channel per group, each with `per_group` outputs (a depthwise conv, or a multiplier of it).
+  const std::int64_t per_group = groups > 0 ? w_shape[0] / groups : 0;
+  if (w_shape[1] != 1 || groups != channels || per_group < 1 || per_group * groups != w_shape[0]) return {};  // a real conv
+  std::optional<CombinedOutputs> combined;
+  if (per_group > 1) {
+    combined = combined_outputs(graph, node, per_group, covered);
+    if (!combined)
+      throw Unsupported(node.name + ": " + std::to_string(per_group) +
+                        " outputs per group, not read as channel slices by one elementwise group");
+  }
   // Fixed coefficients: a buffer (persistent or not) or a constant the
   // constructor or the trace made. The kernel reads them on the device, so
   // their values need not be known here; a learned parameter is cuDNN's job.
@@ -159,12 +235,17 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
       padding[d] += pad->amounts[d];
     }
   }
-  if (boundary != StencilBoundary::Zeros && variant != StencilVariant::Direct)
+  if (boundary != StencilBoundary::Zeros && variant == StencilVariant::SharedRing)
     throw Unsupported(node.name + ": only the direct stencil kernels read " + boundary_name(boundary) + " boundaries");
   const graph::Arg* bias_arg = argument(node, 2, "bias");
   const graph::Node* bias = bias_arg ? graph.producer(*bias_arg) : nullptr;
   if (bias_arg && bias_arg->kind != graph::Arg::Kind::None && (!bias || !bias->meta))
     throw Unsupported(node.name + ": a bias that is not a tensor");
+  if (combined && bias) throw Unsupported(node.name + ": a bias on a conv of several outputs per group");
+  // What the kernel writes: the conv's output, or the combining group's.
+  const graph::Node& result = combined ? *graph.find(combined->group.root) : node;
+  if (!result.meta || !kernel_dtype(result.meta->dtype) || !is_float_dtype(result.meta->dtype))
+    throw Unsupported(result.name + ": a combination of the conv's outputs that is not a float tensor");
   for (const graph::Node* t : {input, weight, bias})
     if (t && !is_float_dtype(t->meta->dtype)) throw Unsupported(node.name + ": a " + t->meta->dtype + " operand");
   if (!is_float_dtype(node.meta->dtype)) throw Unsupported(node.name + " is " + node.meta->dtype);
@@ -177,7 +258,10 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     const auto i = static_cast<std::size_t>(d);
     out_shape.push_back(in_shape[2 + i] + 2 * padding[i] - kernel_size[i] + 1);
   }
-  if (out_shape != node.meta->shape) throw Unsupported(node.name + ": output shape differs from the convolution's");
+  std::vector<std::int64_t> conv_shape = out_shape;
+  conv_shape[1] = w_shape[0];
+  if (conv_shape != node.meta->shape) throw Unsupported(node.name + ": output shape differs from the convolution's");
+  if (out_shape != result.meta->shape) throw Unsupported(result.name + ": the combination is broadcast beyond a group's outputs");
   const std::int64_t kz_n = dims == 3 ? kernel_size[0] : 1;
   const std::int64_t ky_n = kernel_size[static_cast<std::size_t>(dims) - 2], kx_n = kernel_size[static_cast<std::size_t>(dims) - 1];
   const std::int64_t pz = dims == 3 ? padding[0] : 0;
@@ -190,7 +274,16 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
 
   const KernelDtype& w_type = *kernel_dtype(weight->meta->dtype);
   const KernelDtype& b_type = *kernel_dtype(bias ? bias->meta->dtype : weight->meta->dtype);
-  const std::optional<FixedCoefficients> fixed = fixed_coefficients(*weight, channels, taps.size());
+  const std::optional<FixedCoefficients> fixed = fixed_coefficients(*weight, channels, per_group, taps.size());
+  // Over planes the vec4 kernel's block marches through planes of several channels: it knows no channel, so
+  // it needs one channel, or the coefficients as literals and no bias.
+  const bool literal_planes = fixed && !fixed->shared.empty() && !bias;
+  if (planes) {
+    if (!stencil_vec4_applies(3, input->meta->dtype, result.meta->dtype, in_shape.back()))
+      throw Unsupported(node.name + ": the vec4 kernel needs float32 rows a multiple of 4 floats wide");
+    if (channels != 1 && !literal_planes)
+      throw Unsupported(node.name + ": the vec4 kernel over planes needs one channel or the same coefficients in each, no bias");
+  }
   // `compiled_in`: the kernel of the fixed coefficients (only their taps; literals when shared), else the one
   // that reads all of them on the device.
   auto make_kernel = [&](StencilVariant kind, const std::string& name, bool compiled_in) {
@@ -207,20 +300,28 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     kernel.name = name;
     kernel.variant = kind;
     kernel.in_dtype = input->meta->dtype;
-    kernel.out_dtype = node.meta->dtype;
-    kernel.geometry = stencil_geometry(dims, kernel_taps);
+    kernel.out_dtype = result.meta->dtype;
+    // The vec4 kernel is 3D: a 2D conv's planes (batch x channels) are its z, every tap at oz = 0.
+    const bool over_planes = kind == StencilVariant::DirectVec4 && dims == 2;
+    kernel.geometry = stencil_geometry(over_planes ? 3 : dims, kernel_taps);
     kernel.boundary = boundary;
     if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
     if (dims == 3) {
       for (std::size_t d = 0; d < 3; ++d)
         kernel.in_size[d] = in_shape[in_shape.size() - 3 + d], kernel.out_size[d] = out_shape[out_shape.size() - 3 + d];
+    } else if (over_planes) {
+      kernel.in_size = {in_shape[0] * in_shape[1], in_shape[2], in_shape[3]};
+      kernel.out_size = {out_shape[0] * out_shape[1], out_shape[2], out_shape[3]};
     }
     kernel.extra_dtypes = {weight->meta->dtype};
     if (bias) kernel.extra_dtypes.push_back(bias->meta->dtype);
     kernel.extra_params = ", const " + w_type.cuda_type + "* __restrict__ weight, const " + b_type.cuda_type +
                           "* __restrict__ bias, int channels";
-    const std::string k = std::to_string(taps.size());
-    const std::string n = std::to_string(index.size());
+    // A group's outputs have the weight's rows channel * per_group .. + per_group - 1, contiguous.
+    const std::string k = std::to_string(static_cast<std::int64_t>(taps.size()) * per_group);
+    const std::string k_row = std::to_string(taps.size());
+    const std::size_t n = index.size();
+    const auto outputs = static_cast<std::size_t>(per_group);
     kernel.setup = "const int channel = (int)(batch % channels);\n";
     if (literals) {
       // The coefficients are literals: nothing to load but the bias.
@@ -230,57 +331,99 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
                       "#pragma unroll\n"
                       "  for (int k = 0; k < " + k + "; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * " + k + " + k]);\n";
     } else {
-      kernel.setup += "  float wgt[" + n + "];\n";
-      for (std::size_t j = 0; j < index.size(); ++j)
-        kernel.setup += "  wgt[" + std::to_string(j) + "] = static_cast<float>(weight[(long long)channel * " + k + " + " +
-                        std::to_string(index[j]) + "]);\n";
+      kernel.setup += "  float wgt[" + std::to_string(n * outputs) + "];\n";
+      for (std::size_t m = 0; m < outputs; ++m)
+        for (std::size_t j = 0; j < n; ++j)
+          kernel.setup += "  wgt[" + std::to_string(m * n + j) + "] = static_cast<float>(weight[(long long)channel * " + k +
+                          " + " + std::to_string(m * taps.size() + index[j]) + "]);\n";
     }
-    kernel.setup += "  const float bias_value = bias != nullptr ? static_cast<float>(bias[channel]) : 0.0f;";
+    if (combined) {
+      // No bias (refused above); literals read no channel either.
+      if (literals) kernel.setup.clear();
+      if (!kernel.setup.empty() && kernel.setup.back() == '\n') kernel.setup.pop_back();
+    } else {
+      kernel.setup += "  const float bias_value = bias != nullptr ? static_cast<float>(bias[channel]) : 0.0f;";
+    }
+    // One accumulator per output of the group: acc, or acc0, acc1, ...
+    auto acc = [&](std::size_t m) { return outputs == 1 ? std::string("acc") : "acc" + std::to_string(m); };
+    auto wgt = [&](std::size_t m, std::size_t j) { return "wgt[" + std::to_string(m * n + j) + "]"; };
+    for (std::size_t m = 0; m < outputs; ++m) kernel.update_body.push_back("float " + acc(m) + " = 0.0f;");
     // A zero coefficient (20 of the 27 of a 7-point Laplacian written as a 3x3x3 conv) skips its
     // read: the test is uniform across the block, so it costs no divergence.
-    kernel.update_body.push_back("float acc = 0.0f;");
-    for (std::size_t j = 0; j < index.size(); ++j) {
+    for (std::size_t j = 0; j < n; ++j) {
       const std::string tap = kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, kernel_taps[j])
                                                                  : tap_accessor(kernel.geometry, kernel_taps[j]);
-      if (literals) {
-        kernel.update_body.push_back("acc += " + float_literal(fixed->shared[j]) + " * " + tap + ";");
-      } else {
-        const std::string w = "wgt[" + std::to_string(j) + "]";
-        kernel.update_body.push_back("if (" + w + " != 0.0f) acc += " + w + " * " + tap + ";");
+      for (std::size_t m = 0; m < outputs; ++m) {
+        if (literals) {
+          if (fixed->shared[m][j] != 0.0)
+            kernel.update_body.push_back(acc(m) + " += " + float_literal(fixed->shared[m][j]) + " * " + tap + ";");
+        } else {
+          kernel.update_body.push_back("if (" + wgt(m, j) + " != 0.0f) " + acc(m) + " += " + wgt(m, j) + " * " + tap + ";");
+        }
       }
     }
-    kernel.update_result = "acc + bias_value";
+    if (combined) {
+      // The combining group over the accumulators: conv[:, m::M] is acc<m>.
+      ProgramOptions program_options;
+      program_options.shape = result.meta->shape;
+      program_options.shape_python = "_" + node.name + "_shape";
+      ElementwiseProgram program(graph, combined->group.members, program_options);
+      for (std::size_t m = 0; m < outputs; ++m) program.bind(combined->slices[m]->name, acc(m));
+      kernel.update_result = program.value(result.name);
+      if (!program.leaves().empty())
+        throw Unsupported(result.name + ": the combination also reads " + program.leaves()[0].python);
+      for (const auto& line : program.body()) kernel.update_body.push_back(line);
+      kernel.helpers = program.helpers();
+    } else {
+      kernel.update_result = "acc + bias_value";
+    }
     if (kind == StencilVariant::DirectVec4 && !literals) {
       // A row whose coefficients are all zero (the corners of a Laplacian in 27) is not read.
       for (const auto& row : kernel.geometry.rows) {
         std::string guard;
         for (std::size_t j = 0; j < kernel_taps.size(); ++j)
           if (kernel_taps[j].oz == row.oz && kernel_taps[j].oy == row.oy)
-            guard += (guard.empty() ? "" : " || ") + ("wgt[" + std::to_string(j) + "] != 0.0f");
+            for (std::size_t m = 0; m < outputs; ++m) guard += (guard.empty() ? "" : " || ") + (wgt(m, j) + " != 0.0f");
         kernel.row_guards.push_back(guard);
       }
     }
     return kernel;
   };
-  const bool vec4 = variant == StencilVariant::Direct && boundary == StencilBoundary::Zeros && stencil_vec4_applies(dims, input->meta->dtype, node.meta->dtype, in_shape.back());
+  const bool vec4 = planes || (variant == StencilVariant::Direct && boundary == StencilBoundary::Zeros &&
+                                stencil_vec4_applies(dims, input->meta->dtype, result.meta->dtype, in_shape.back()));
 
   Replacement replacement;
-  const bool direct = variant == StencilVariant::Direct;
+  const bool direct = variant != StencilVariant::SharedRing;
   replacement.recipe = dims == 3 ? (vec4 ? "s3_stencil3d_vec4_direct" : direct ? "s3_stencil3d_direct_l1" : "s3_stencil3d_27pt")
+                       : planes  ? "s3_stencil2d_vec4_direct"
                                  : (direct ? "s3_stencil2d_direct_l1" : "s3_stencil2d_shared_tile");
   replacement.space = knowledge::Space::S3;
-  replacement.produces = node.name;
+  replacement.produces = result.name;
   replacement.covered = {node.name};
   if (pad) replacement.covered.insert(pad->node->name);
+  std::string combination;
+  if (combined) {
+    for (const graph::Node* slice : combined->slices) replacement.covered.insert(slice->name);
+    replacement.covered.insert(combined->group.members.begin(), combined->group.members.end());
+    combination = ", its " + std::to_string(per_group) + " outputs per group combined into " + result.name +
+                  " in the kernel (only that is written)";
+  }
+  std::size_t nonzero = 0;  // the literals compiled in
+  if (fixed)
+    for (const auto& output : fixed->shared) nonzero += static_cast<std::size_t>(std::count_if(output.begin(), output.end(), [](double v) { return v != 0.0; }));
   const std::string reads = !fixed ? "coefficients read on the device"
                             : !fixed->shared.empty()
-                                ? "the buffer's " + std::to_string(fixed->kept.size()) + " nonzero coefficients compiled in"
+                                ? "the buffer's " + std::to_string(nonzero) + " nonzero coefficients compiled in"
                                 : "the " + std::to_string(fixed->kept.size()) + " taps the buffer uses, coefficients read on the device";
-  replacement.description = node.kind + " with " + (channels == 1 ? "one channel" : "one channel per group") + " and " +
-                            std::to_string(taps.size()) + " fixed coefficients as a " + std::to_string(dims) +
+  const std::string shape_of_groups = per_group > 1 ? "one input channel and " + std::to_string(per_group) + " outputs per group"
+                                      : channels == 1 ? "one channel"
+                                                      : "one channel per group";
+  replacement.description = node.kind + " with " + shape_of_groups + " and " + std::to_string(taps.size()) +
+                            (per_group > 1 ? " fixed coefficients an output" : " fixed coefficients") + " as a " + std::to_string(dims) +
                             "D stencil kernel (" + reads +
                             (fixed ? ", checked against the buffer once per change of it" : "") +
                             (pad ? std::string(", the ") + boundary_name(boundary) + " pad folded in" : std::string()) +
+                            combination +
                             (vec4     ? ", four outputs per thread from 16-byte loads, neighbours through the caches)"
                              : direct ? ", neighbours read through the caches)"
                                       : ")");
@@ -289,9 +432,11 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   struct Kernels {
     StencilKernel main, vec4;
   };
+  // Over planes, the kernel that reads the weight has a vec4 form only for one channel.
+  auto has_vec4 = [&](bool compiled_in) { return vec4 && (!planes || channels == 1 || (compiled_in && literal_planes)); };
   auto kernels_for = [&](bool compiled_in, const std::string& name) {
-    Kernels out{make_kernel(variant, name, compiled_in), {}};
-    if (vec4) out.vec4 = make_kernel(StencilVariant::DirectVec4, name + "_vec4", compiled_in);
+    Kernels out{make_kernel(planes ? StencilVariant::Direct : variant, name, compiled_in), {}};
+    if (has_vec4(compiled_in)) out.vec4 = make_kernel(StencilVariant::DirectVec4, name + "_vec4", compiled_in);
     return out;
   };
   const std::string base_name = "stencil_" + node.name;
@@ -299,7 +444,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   if (fixed) sets.push_back(kernels_for(true, base_name));
   sets.push_back(kernels_for(false, fixed ? base_name + "_weights" : base_name));
   for (const auto& set : sets) {
-    if (vec4) replacement.kernels.push_back(stencil_source(*options.knowledge, set.vec4));
+    if (!set.vec4.name.empty()) replacement.kernels.push_back(stencil_source(*options.knowledge, set.vec4));
     replacement.kernels.push_back(stencil_source(*options.knowledge, set.main));
   }
   const StencilKernel& kernel = sets.back().main;
@@ -318,7 +463,9 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     shape += ", " + python_plus(prefix + "x.shape[" + std::to_string(2 + d) + "]", 2 * padding[i] - kernel_size[i] + 1);
   }
   s.push_back(prefix + "shape = " + shape + "])");
-  s.push_back(node.name + " = torch.empty(" + prefix + "shape, dtype=" + prefix + "x.dtype, device=" + prefix + "x.device)");
+  const std::string out_dtype = result.meta->dtype == input->meta->dtype ? prefix + "x.dtype"
+                                                                         : kernel_dtype(result.meta->dtype)->torch_name;
+  s.push_back(result.name + " = torch.empty(" + prefix + "shape, dtype=" + out_dtype + ", device=" + prefix + "x.device)");
   std::int64_t tiles = in_shape[0] * in_shape[1];
   tiles *= (out_shape.back() + kernel.geometry.tile_x - 1) / kernel.geometry.tile_x;
   tiles *= (out_shape[out_shape.size() - 2] + kernel.geometry.tile_y - 1) / kernel.geometry.tile_y;
@@ -328,8 +475,10 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   const std::string extra = ", " + weight->name + ".contiguous(), " + (bias ? bias->name + ".contiguous()" : "None") +
                             ", " + prefix + "x.shape[1]";
   auto launch = [&](const Kernels& set) {
-    return vec4 ? stencil_launch_vec4_or_direct(set.vec4, set.main, prefix + "x", node.name, prefix + "shape", extra, z_chunk)
-                : stencil_launch(set.main, prefix + "x", node.name, prefix + "shape", extra, z_chunk);
+    const std::string& out = result.name;
+    if (set.vec4.name.empty()) return stencil_launch(set.main, prefix + "x", out, prefix + "shape", extra, z_chunk);
+    return planes ? stencil_launch_vec4_planes_or_direct(set.vec4, set.main, prefix + "x", out, prefix + "shape", extra)
+                  : stencil_launch_vec4_or_direct(set.vec4, set.main, prefix + "x", out, prefix + "shape", extra, z_chunk);
   };
   if (fixed) {
     std::string values;
@@ -358,19 +507,35 @@ std::vector<Replacement> find_conv_stencils(const graph::OpGraph& graph, std::se
       continue;
     }
     try {
+      // 2D: the vec4 kernel over the planes first, where it applies (stencil2d_01's slices reached 90% of
+      // the DRAM bound with it on the H100, the scalar direct kernel of a replicate-padded conv 33%).
+      auto vec4_planes = [&]() -> std::optional<Replacement> {
+        if (node.kind != "conv2d") return std::nullopt;
+        try {
+          return build(graph, node, options, StencilVariant::DirectVec4, covered);
+        } catch (const Unsupported&) {
+          return std::nullopt;  // not float32 rows of 4 floats, or channels the planes kernel cannot tell apart
+        }
+      };
+      // Every variant is built before `covered` takes the nodes (a combining group must still be free).
       if (const auto pad = pad_of(graph, node); pad && pad->boundary != StencilBoundary::Zeros) {
         // Only the direct kernels map taps outside the input through a boundary mode.
-        Replacement direct = build(graph, node, options, StencilVariant::Direct);
+        Replacement direct = build(graph, node, options, StencilVariant::Direct, covered);
         if (direct.produces.empty()) continue;
+        auto planes = vec4_planes();
         covered.insert(direct.covered.begin(), direct.covered.end());
+        if (planes) out.push_back(std::move(*planes));
         out.push_back(std::move(direct));
         continue;
       }
-      Replacement replacement = build(graph, node, options, StencilVariant::SharedRing);
+      Replacement replacement = build(graph, node, options, StencilVariant::SharedRing, covered);
       if (replacement.produces.empty()) continue;  // an ordinary convolution
+      auto planes = vec4_planes();
+      Replacement direct = build(graph, node, options, StencilVariant::Direct, covered);
       covered.insert(replacement.covered.begin(), replacement.covered.end());
+      if (planes) out.push_back(std::move(*planes));
       // The direct-read variant goes first: on the H200 the shared-memory variants waited on their barriers.
-      out.push_back(build(graph, node, options, StencilVariant::Direct));
+      out.push_back(std::move(direct));
       out.push_back(std::move(replacement));
     } catch (const Unsupported& e) {
       skipped.push_back({node.name, e.what()});

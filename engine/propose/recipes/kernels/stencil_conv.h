@@ -12,7 +12,11 @@
 // keeps 27 of them), skips the taps whose coefficient is zero (a
 // block-uniform test), reads the padding as zeros outside the input, and
 // keeps the neighbours in shared memory and registers as the slice form
-// does. (A zero coefficient times an infinite input is NaN in torch, skipped here.) Recipes: s3_stencil3d_27pt (3D), s3_stencil2d_shared_tile (2D).
+// does. (A zero coefficient times an infinite input is NaN in torch, skipped here.)
+// A conv with several outputs per group (a Sobel x / y pair per field) whose
+// outputs only one elementwise group reads, as channel-strided slices
+// conv[:, m::M], becomes one kernel that keeps the M sums in registers and
+// writes the group's result. Recipes: s3_stencil3d_27pt (3D), s3_stencil2d_shared_tile (2D).
 // Convolutions with learned weights (parameters) are left to cuDNN.
 #include <set>
 #include <string>

@@ -144,10 +144,16 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
   // Every output's taps inside the input (a valid-region stencil): no row needs a bounds check.
   const auto& in = kernel.in_size;
   const auto& out = kernel.out_size;
-  const bool inside = g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1];
+  // A boundary mode maps a row outside the plane to one inside (a 2D stencil over planes: no z to map).
+  const bool remapped = kernel.boundary != StencilBoundary::Zeros;
+  if (remapped && (g.lo_z != 0 || g.hi_z != 0))
+    throw std::invalid_argument("stencil3d_vec4.cu maps boundaries only for 2D stencils over planes");
+  const bool inside =
+      remapped || (g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1]);
   for (std::size_t r = 0; r < g.rows.size(); ++r) {
     const std::string oz = std::to_string(g.rows[r].oz), oy = std::to_string(g.rows[r].oy), id = std::to_string(r);
-    setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + (long long)(" + oy + ") * nx;\n";
+    const std::string row_y = remapped ? "(long long)(hiera_edge(yl + (" + oy + "), ny) - yl)" : "(long long)(" + oy + ")";
+    setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + " + row_y + " * nx;\n";
     if (!inside) setup += "  const bool y" + id + " = yl + (" + oy + ") >= 0 && yl + (" + oy + ") < ny;\n";
   }
   for (const StencilChain& chain : chains) {
@@ -196,6 +202,17 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
   return {kernel.name, fill_kernel_template(knowledge, "stencil3d_vec4.cu", values), {}};
 }
 
+std::string stencil_edge_function(StencilBoundary boundary) {
+  const char* rule = "g";  // zeros never remap: its loads read 0 outside
+  switch (boundary) {
+    case StencilBoundary::Replicate: rule = "g < 0 ? 0 : (g >= n ? n - 1 : g)"; break;  // the nearest edge
+    case StencilBoundary::Reflect: rule = "g < 0 ? -g : (g >= n ? 2 * n - 2 - g : g)"; break;  // mirrored, edge not repeated
+    case StencilBoundary::Circular: rule = "g < 0 ? g + n : (g >= n ? g - n : g)"; break;  // wrapped
+    case StencilBoundary::Zeros: break;
+  }
+  return std::string("__device__ __forceinline__ int hiera_edge(int g, int n) { return ") + rule + "; }";
+}
+
 KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel) {
   const StencilGeometry& g = kernel.geometry;
   std::vector<std::string> dtypes = {kernel.in_dtype, kernel.out_dtype};
@@ -223,6 +240,7 @@ KernelSource stencil_source(const knowledge::KnowledgeBase& knowledge, const Ste
       {"update_body", join_lines(kernel.update_body, 6)},
       {"update_result", kernel.update_result},
       {"boundary", std::to_string(static_cast<int>(kernel.boundary))},
+      {"edge_function", stencil_edge_function(kernel.boundary)},
   };
   if (kernel.variant == StencilVariant::DirectVec4) return vec4_source(knowledge, kernel, std::move(values));
   const bool direct = kernel.variant == StencilVariant::Direct;

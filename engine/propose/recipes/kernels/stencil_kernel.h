@@ -73,8 +73,11 @@ std::string stencil_point_accessor(int dims, StencilVariant variant, const std::
 
 // What a tap outside the input reads: 0 (a conv's zero padding) or, folded in
 // from F.pad's mode, the input point replicate / reflect / circular maps it
-// to. Only the Direct kernels have the modes other than Zeros.
+// to. The Direct kernels have every mode; DirectVec4 has them for 2D stencils
+// over planes (every tap at oz = 0), where no z is mapped.
 enum class StencilBoundary { Zeros = 0, Replicate = 1, Reflect = 2, Circular = 3 };
+// The templates' hiera_edge(g, n): coordinate g outside [0, n) as `boundary` reads it (offsets stay below n).
+std::string stencil_edge_function(StencilBoundary boundary);
 
 // Whether a 3D stencil from `in_dtype` to `out_dtype` over rows `nx` wide has the DirectVec4 kernel.
 bool stencil_vec4_applies(int dims, const std::string& in_dtype, const std::string& out_dtype, std::int64_t nx);

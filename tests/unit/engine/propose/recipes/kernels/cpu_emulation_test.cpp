@@ -338,6 +338,102 @@ OpGraph padded_stencils() {
   return b.build({"conv3d", "conv2d", "conv2d_e"});
 }
 
+// F.pad (replicate, reflect) then stencil convs over rows of 136 floats: the vec4 kernel over the planes
+// maps the borders. The capture read the buffers (kPaddedVec4Values): a one-channel 5x5 blur, and a 3x3
+// sharpening kernel the same in each of 3 groups (its literals let one kernel march through every channel).
+OpGraph padded_stencils_vec4() {
+  GraphBuilder b;
+  b.input("y", {2, 3, 11, 136}).input("g", {3, 1, 9, 136});
+  b.buffer("blur", "blur", {1, 1, 5, 5}, true);
+  b.buffer("sharpen", "sharpen", {3, 1, 3, 3}, true);
+  b.call("pad_g", "call_function", "torch.nn.functional.pad", "unknown",
+         {node_arg("g"), list_arg({int_arg(2), int_arg(2), int_arg(2), int_arg(2)})}, {{"mode", string_arg("replicate")}},
+         {3, 1, 13, 140});
+  b.call("blurred", "call_function", "torch.nn.functional.conv2d", "conv2d", {node_arg("pad_g"), node_arg("blur")}, {},
+         {3, 1, 9, 136});
+  b.call("pad_y", "call_function", "torch.nn.functional.pad", "unknown",
+         {node_arg("y"), list_arg({int_arg(1), int_arg(1), int_arg(1), int_arg(1)})}, {{"mode", string_arg("reflect")}},
+         {2, 3, 13, 138});
+  b.call("sharp", "call_function", "torch.nn.functional.conv2d", "conv2d", {node_arg("pad_y"), node_arg("sharpen")},
+         {{"groups", int_arg(3)}}, {2, 3, 11, 136});
+  OpGraph graph = b.build({"blurred", "sharp"});
+  std::vector<double> blur, sharpen;
+  for (int i = 0; i < 25; ++i) blur.push_back(1.0 + (i % 7) * 0.25);
+  for (int c = 0; c < 3; ++c)
+    for (const double v : {0.0, -1.0, 0.0, -1.0, 5.0, -1.0, 0.0, -1.0, 0.0}) sharpen.push_back(v);
+  for (auto& n : graph.nodes) {
+    if (n.name == "blur") n.facts.values = blur;
+    if (n.name == "sharpen") n.facts.values = sharpen;
+  }
+  return graph;
+}
+
+// The buffers of padded_stencils_vec4 holding the values its capture read.
+const std::vector<std::string> kPaddedVec4Values = {
+    "blur.copy_(torch.tensor([1.0 + (i % 7) * 0.25 for i in range(25)]).view(1, 1, 5, 5))",
+    "sharpen.copy_(torch.tensor([0.0, -1.0, 0.0, -1.0, 5.0, -1.0, 0.0, -1.0, 0.0]).view(1, 1, 3, 3).repeat(3, 1, 1, 1))"};
+
+// A Sobel x / y pair per field: a grouped conv with two outputs per group on a reflect pad, read as
+// conv[:, 0::2] and conv[:, 1::2] by sqrt(gx * gx + gy * gy + 1e-12). The kernel computes both outputs
+// and writes only the magnitude. The capture read the kernel (kSobelPairValues); rows of 136 floats.
+OpGraph sobel_pairs(std::int64_t width = 136) {
+  GraphBuilder b;
+  b.input("x", {2, 3, 9, width});
+  b.buffer("kernel", "kernel", {6, 1, 3, 3}, true);
+  b.call("pad", "call_function", "torch.nn.functional.pad", "unknown",
+         {node_arg("x"), list_arg({int_arg(1), int_arg(1), int_arg(1), int_arg(1)})}, {{"mode", string_arg("reflect")}},
+         {2, 3, 11, width + 2});
+  b.call("g", "call_function", "torch.conv2d", "conv2d", {node_arg("pad"), node_arg("kernel")}, {{"groups", int_arg(3)}},
+         {2, 6, 9, width});
+  auto channel_slice = [](long long start) {
+    Arg every = slice_arg(std::nullopt, std::nullopt);
+    Arg strided = slice_arg(start, std::nullopt);
+    strided.items[2] = int_arg(2);
+    return list_arg({every, strided});
+  };
+  b.call("gx", "call_function", "operator.getitem", "getitem", {node_arg("g"), channel_slice(0)}, {}, {2, 3, 9, width},
+         "float32", "g[:, 0::2]");
+  b.call("gy", "call_function", "operator.getitem", "getitem", {node_arg("g"), channel_slice(1)}, {}, {2, 3, 9, width},
+         "float32", "g[:, 1::2]");
+  b.call("xx", "call_function", "operator.mul", "mul", {node_arg("gx"), node_arg("gx")}, {}, {2, 3, 9, width});
+  b.call("yy", "call_function", "operator.mul", "mul", {node_arg("gy"), node_arg("gy")}, {}, {2, 3, 9, width});
+  b.call("sum2", "call_function", "operator.add", "add", {node_arg("xx"), node_arg("yy")}, {}, {2, 3, 9, width});
+  b.call("eps", "call_function", "operator.add", "add", {node_arg("sum2"), number_arg(1e-12)}, {}, {2, 3, 9, width});
+  b.call("magnitude", "call_function", "torch.sqrt", "sqrt", {node_arg("eps")}, {}, {2, 3, 9, width});
+  OpGraph graph = b.build({"magnitude"});
+  std::vector<double> values;
+  for (int field = 0; field < 3; ++field)
+    for (const double v : {-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0, -1.0, -2.0, -1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 1.0})
+      values.push_back(v);
+  for (auto& n : graph.nodes)
+    if (n.name == "kernel") n.facts.values = values;
+  return graph;
+}
+
+const std::string kSobelMagnitude =
+    "(lambda g: torch.sqrt(g[:, 0::2] * g[:, 0::2] + g[:, 1::2] * g[:, 1::2] + 1e-12))"
+    "(F.conv2d(F.pad(x, (1, 1, 1, 1), mode='reflect'), kernel, groups=3))";
+const std::vector<std::string> kSobelPairValues = {
+    "sx = torch.tensor([[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]])",
+    "kernel.copy_(torch.stack([sx, sx.t()]).unsqueeze(1).repeat(3, 1, 1, 1))"};
+
+// im2col spelled out: F.unfold's 3x3 windows (zero padding 1) viewed [B, C, 9, L], weighted by a
+// buffer over the taps ([1, 1, 9, 1], or [C, 9, 1] per channel), summed over them, viewed back.
+OpGraph unfold_window(std::int64_t width, bool per_channel) {
+  GraphBuilder b;
+  b.input("x", {2, 3, 10, width});
+  b.buffer("taps", "taps", per_channel ? Shape{3, 9, 1} : Shape{1, 1, 9, 1}, true);
+  b.call("unfold", "call_function", "torch.nn.functional.unfold", "unknown", {node_arg("x"), int_arg(3)},
+         {{"padding", int_arg(1)}}, {2, 27, 10 * width});
+  b.call("view", "call_method", "view", "view",
+         {node_arg("unfold"), int_arg(2), int_arg(3), int_arg(9), int_arg(10 * width)}, {}, {2, 3, 9, 10 * width});
+  b.call("mul", "call_function", "operator.mul", "mul", {node_arg("view"), node_arg("taps")}, {}, {2, 3, 9, 10 * width});
+  b.call("sum_1", "call_method", "sum", "sum", {node_arg("mul")}, {{"dim", int_arg(2)}}, {2, 3, 10 * width});
+  b.call("view_1", "call_method", "view", "view",
+         {node_arg("sum_1"), int_arg(2), int_arg(3), int_arg(10), int_arg(width)}, {}, {2, 3, 10, width});
+  return b.build({"view_1"});
+}
+
 // torch.roll in the spellings the capture gives (the method and the function, ints and tuples, a
 // roll of a roll), as periodic stencils on the direct kernels' circular boundary.
 void roll(GraphBuilder& b, const std::string& name, const std::string& input, Arg shifts, Arg dims, bool method,
@@ -684,6 +780,46 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
         {"conv2d", "F.conv2d(F.pad(y, (2, 2, 2, 2), mode='reflect'), blur, groups=3)"},
         {"conv2d_e", "F.conv2d(F.pad(y, (1, 1, 1, 1), mode='replicate'), blur3, groups=3)"}},
        {"s3_stencil3d_direct_l1", "s3_stencil2d_direct_l1", "s3_stencil2d_direct_l1"}},
+      // Replicate and reflect borders in the vec4 kernel over planes (first), the scalar direct kernel after it;
+      // then the buffers no longer hold the captured values: the one-channel blur's kernel that reads its
+      // weight is vec4 too, the three-channel one's is the scalar direct kernel.
+      {"padded_stencils_vec4", padded_stencils_vec4(),
+       {{"blurred", "F.conv2d(F.pad(g, (2, 2, 2, 2), mode='replicate'), blur)"},
+        {"sharp", "F.conv2d(F.pad(y, (1, 1, 1, 1), mode='reflect'), sharpen, groups=3)"}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"},
+       kPaddedVec4Values},
+      {"padded_stencils_vec4_buffer_changed", padded_stencils_vec4(),
+       {{"blurred", "F.conv2d(F.pad(g, (2, 2, 2, 2), mode='replicate'), blur)"},
+        {"sharp", "F.conv2d(F.pad(y, (1, 1, 1, 1), mode='reflect'), sharpen, groups=3)"}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}},
+      {"padded_stencils_vec4_direct", padded_stencils_vec4(),
+       {{"blurred", "F.conv2d(F.pad(g, (2, 2, 2, 2), mode='replicate'), blur)"},
+        {"sharp", "F.conv2d(F.pad(y, (1, 1, 1, 1), mode='reflect'), sharpen, groups=3)"}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"},
+       kPaddedVec4Values, {}, false, 0.0, true},
+      // Two outputs per group combined in the kernel: the vec4 kernel over planes with the pair's literals;
+      // the buffer changed (the kernel that reads it, per channel); the scalar direct kernel; rows of 135
+      // floats (no vec4 kernel).
+      {"sobel_pairs", sobel_pairs(), {{"magnitude", kSobelMagnitude}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}, kSobelPairValues},
+      {"sobel_pairs_buffer_changed", sobel_pairs(), {{"magnitude", kSobelMagnitude}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}},
+      {"sobel_pairs_direct", sobel_pairs(), {{"magnitude", kSobelMagnitude}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}, kSobelPairValues, {}, false,
+       0.0, true},
+      {"sobel_pairs_odd_rows", sobel_pairs(135), {{"magnitude", kSobelMagnitude}},
+       {"s3_stencil2d_direct_l1"}, kSobelPairValues},
+      // F.unfold's windows weighted and summed: the vec4 kernel over planes (shared taps, rows of 136), the
+      // scalar direct kernel after it; per-channel taps over rows of 135: the direct kernel alone.
+      {"unfold_window", unfold_window(136, false),
+       {{"view_1", "(F.unfold(x, 3, padding=1).view(2, 3, 9, -1) * taps).sum(dim=2).view(2, 3, 10, 136)"}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}},
+      {"unfold_window_direct", unfold_window(136, false),
+       {{"view_1", "(F.unfold(x, 3, padding=1).view(2, 3, 9, -1) * taps).sum(dim=2).view(2, 3, 10, 136)"}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}, {}, {}, false, 0.0, true},
+      {"unfold_window_per_channel", unfold_window(135, true),
+       {{"view_1", "(F.unfold(x, 3, padding=1).view(2, 3, 9, -1) * taps).sum(dim=2).view(2, 3, 10, 135)"}},
+       {"s3_stencil2d_direct_l1"}},
       // torch.roll stencils, wrapped around through the circular boundary, with a second field read at the point.
       {"roll_heat_step_2d", roll_heat_step_2d(),
        {{"step", "u + (torch.roll(u, 1, -1) + torch.roll(u, -1, -1) + torch.roll(u, 1, -2) + torch.roll(u, -1, 1) - 4 * u) * 0.1"}},
@@ -898,12 +1034,29 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 88) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 101) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   long_row_logsumexp: lse max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   reductions_streaming: log_probs max error"));
   // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv3d max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv2d_e max error"));
+  // The vec4 kernel over planes maps replicate and reflect borders; the kernel reading a changed buffer is
+  // vec4 for one channel only.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils_vec4: sharp max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_blurred_vec4, stencil_sharp_vec4)\nok   padded_stencils_vec4: sharp"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_blurred_weights_vec4, stencil_sharp_weights)\n"
+                                               "ok   padded_stencils_vec4_buffer_changed: sharp"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils_vec4_direct: sharp max error"));
+  // A Sobel pair per field: both outputs in one kernel, only the magnitude written.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   sobel_pairs: magnitude max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g_vec4)\nok   sobel_pairs_buffer_changed: magnitude"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g_weights)\nok   sobel_pairs_direct: magnitude"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g)\nok   sobel_pairs_odd_rows: magnitude"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("sobel_pairs_odd_rows: magnitude max error"));
+  // F.unfold's windows as a stencil: vec4 over planes, the scalar direct kernel, per-channel coefficients.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_view_1_vec4)\nok   unfold_window_direct: view_1"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_view_1)\nok   unfold_window_per_channel: view_1"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("unfold_window_per_channel: view_1 max error"));
   // Rolls wrap around through the circular boundary; the other fields are read at the output point.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   roll_heat_step_2d: step max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   roll_diffusion_3d: step max error"));

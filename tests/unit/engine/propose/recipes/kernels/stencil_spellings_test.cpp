@@ -6,6 +6,8 @@
 
 #include "engine/graph/normalize.h"
 #include "engine/propose/recipes/kernels/stencil_conv.h"
+#include "engine/propose/recipes/kernels/stencil_unfold.h"
+#include "graph_builder.h"
 #include "kernel_test_support.h"
 #include "tests/unit/engine/propose/recipes/graph_fixtures.h"
 
@@ -40,8 +42,25 @@ TEST(StencilSpellings, AHeatStepWhoseLaplacianIsARegisteredBuffer) {
 
 TEST(StencilSpellings, ReplicatePadBeforeAGroupedConvIsTheStencilsBoundary) {
   const auto found = stencils(captured_graph("stencil2d_pad_modes"));
-  ASSERT_EQ(found.size(), 1u);  // only the direct kernel maps taps through a boundary mode
-  const Replacement& r = found[0];
+  ASSERT_EQ(found.size(), 2u);  // only the direct kernels map taps through a boundary mode: vec4 over planes, scalar
+  // Rows of 24 floats and the same coefficients in every field: the vec4 kernel marches through the 8 planes,
+  // each row's y mapped to the replicated edge; its scalar twin takes misaligned inputs, and the kernel that
+  // reads the weight (not vec4: it would need each plane's field) a changed buffer.
+  const Replacement& v = found[0];
+  EXPECT_EQ(v.recipe, "s3_stencil2d_vec4_direct");
+  EXPECT_THAT(v.covered, ElementsAre("conv2d", "pad"));
+  ASSERT_EQ(v.kernels.size(), 3u);
+  EXPECT_EQ(v.kernels[0].name, "stencil_conv2d_vec4");
+  EXPECT_EQ(v.kernels[1].name, "stencil_conv2d");
+  EXPECT_EQ(v.kernels[2].name, "stencil_conv2d_weights");
+  EXPECT_THAT(v.kernels[0].source, HasSubstr("#define BOUNDARY (1)\n"));
+  EXPECT_THAT(v.kernels[0].source, HasSubstr("const long long off0 = (long long)(0) * plane + (long long)(hiera_edge(yl + (-1), ny) - yl) * nx;"));
+  EXPECT_THAT(v.kernels[0].source, HasSubstr("nz = 8, ny = 20, nx = 24, oz_n = 8, oy_n = 20, ox_n = 24;"));
+  EXPECT_THAT(v.statements.back(), HasSubstr("_kernel(\"stencil_conv2d_vec4\")((1, 5, 1), (128, 4), _conv2d_x, conv2d"));
+  EXPECT_THAT(v.statements.back(), HasSubstr("if _conv2d_x.numel() == 3840 and _conv2d_x.shape[-2:] == (20, 24) and "
+                                             "_conv2d_x.data_ptr() % 16 == 0 else _kernel(\"stencil_conv2d\")"));
+  hiera::testing::expect_kernels_compile(v);
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_stencil2d_direct_l1");
   EXPECT_THAT(r.covered, ElementsAre("conv2d", "pad"));
   EXPECT_EQ(r.description, "conv2d with one channel per group and 9 fixed coefficients as a 2D stencil kernel "
@@ -69,8 +88,9 @@ TEST(StencilSpellings, EveryPadModeFoldsIn) {
     (*node_named(g, "pad").normalized)["mode"].text = mode;
     const auto found = stencils(g);
     ASSERT_FALSE(found.empty());
-    // Zero padding keeps the shared-tile variant too.
-    EXPECT_EQ(found.size(), mode == "constant" ? 2u : 1u);
+    // The vec4 kernel over planes and the scalar direct one; zero padding keeps the shared-tile variant too.
+    EXPECT_EQ(found.size(), mode == "constant" ? 3u : 2u);
+    EXPECT_EQ(found[0].recipe, "s3_stencil2d_vec4_direct");
     EXPECT_THAT(found[0].covered, ElementsAre("conv2d", "pad"));
     EXPECT_THAT(found[0].kernels[0].source, HasSubstr("#define BOUNDARY (" + boundary + ")\n"));
     hiera::testing::expect_kernels_compile(found[0]);
@@ -95,6 +115,115 @@ TEST(StencilSpellings, PadsThatDoNotFoldLeaveThePadInTheGraph) {
   EXPECT_TRUE(stencils(both, &skipped).empty());
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_EQ(skipped[0].reason, "conv2d: a replicate pad and the conv's own zero padding");
+}
+
+}  // namespace
+
+namespace {
+
+// A Sobel x / y pair per field (two outputs per group) read as conv[:, ::2] and conv[:, 1::2] by
+// sqrt(gx ** 2 + gy ** 2): one kernel computes both and writes only the combination.
+TEST(StencilSpellings, ASobelPairPerFieldIsOneKernelWritingOnlyItsCombination) {
+  std::vector<SkippedRewrite> skipped;
+  const auto found = stencils(captured_graph("stencil2d_sobel_pairs"), &skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(found.size(), 3u);  // vec4 over planes, scalar direct, shared tile (zero padding)
+  EXPECT_EQ(found[0].recipe, "s3_stencil2d_vec4_direct");
+  EXPECT_EQ(found[1].recipe, "s3_stencil2d_direct_l1");
+  EXPECT_EQ(found[2].recipe, "s3_stencil2d_shared_tile");
+  for (const Replacement& r : found) {
+    EXPECT_EQ(r.produces, "sqrt");
+    EXPECT_THAT(r.covered, ElementsAre("add", "conv2d", "getitem", "getitem_1", "pow_1", "pow_2", "sqrt"));
+    EXPECT_THAT(r.statements, ::testing::Contains(
+                                  "sqrt = torch.empty(_conv2d_shape, dtype=_conv2d_x.dtype, device=_conv2d_x.device)"));
+    hiera::testing::expect_kernels_compile(r);
+  }
+  const Replacement& v = found[0];
+  EXPECT_THAT(v.description, HasSubstr(", its 2 outputs per group combined into sqrt in the kernel (only that is written)"));
+  // The pair's literals, the zero column of each left out; the other kernel reads both rows of the group.
+  ASSERT_EQ(v.kernels.size(), 3u);
+  const std::string& literal = v.kernels[0].source;
+  EXPECT_THAT(literal, HasSubstr("float acc0 = 0.0f;"));
+  EXPECT_THAT(literal, HasSubstr("float acc1 = 0.0f;"));
+  EXPECT_THAT(literal, HasSubstr("acc0 += 2.0f * TAP("));
+  EXPECT_THAT(literal, HasSubstr("acc1 += -2.0f * TAP("));
+  EXPECT_THAT(literal, Not(HasSubstr("0.0f * TAP")));
+  EXPECT_THAT(literal, HasSubstr("sqrtf("));
+  EXPECT_THAT(v.kernels[2].source, HasSubstr("for (int k = 0; k < 18; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * 18 + k]);"));
+  EXPECT_THAT(v.kernels[2].source, HasSubstr("if (wgt[17] != 0.0f) acc1 += wgt[17] * IN(1, 1);"));
+}
+
+TEST(StencilSpellings, OutputsPerGroupReadOtherwiseAreNoStencil) {
+  auto g = captured_graph("stencil2d_sobel_pairs");
+  // conv[:, 1::3]: not one of the group's two outputs.
+  node_named(g, "getitem_1").args[1].items[1].items[2].number = 3;
+  std::vector<SkippedRewrite> skipped;
+  EXPECT_TRUE(stencils(g, &skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].reason, "conv2d: 2 outputs per group, not read as channel slices by one elementwise group");
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<Replacement> unfold_stencils(const hiera::engine::graph::OpGraph& graph, std::vector<SkippedRewrite>& skipped) {
+  std::set<std::string> covered;
+  return find_unfold_stencils(hiera::engine::graph::normalize(graph).graph, covered, hiera::testing::source_options(), skipped);
+}
+
+// im2col spelled out (F.unfold, reshape to [B, C, 25, L], * a per-channel buffer, sum(-2), reshape back):
+// a 5x5 stencil whose windows never reach memory.
+TEST(StencilSpellings, UnfoldWindowsWeightedAndSummedAreAStencil) {
+  std::vector<SkippedRewrite> skipped;
+  const auto found = unfold_stencils(captured_graph("stencil2d_unfold_windows"), skipped);
+  EXPECT_TRUE(skipped.empty());
+  // Per-channel coefficients: the vec4 kernel over planes cannot tell the channels apart.
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_stencil2d_direct_l1");
+  EXPECT_EQ(r.produces, "reshape_1");
+  EXPECT_THAT(r.covered, ElementsAre("mul", "reshape", "reshape_1", "sum_1", "unfold"));
+  EXPECT_EQ(r.description, "F.unfold's 5x5 windows weighted by weights and summed (im2col spelled out) as a 2D stencil "
+                           "kernel (25 coefficients per channel read on the device, the windows never written, neighbours "
+                           "read through the caches)");
+  EXPECT_THAT(r.statements, ElementsAre(
+      "_reshape_1_x = x.contiguous()",
+      "assert _reshape_1_x.dtype == torch.float32 and weights.dtype == torch.float32 and weights.numel() == 25 * "
+      "_reshape_1_x.shape[1], \"kernel stencil_reshape_1 expects float32 x and 25 * _reshape_1_x.shape[1] float32 "
+      "coefficients in weights\"",
+      "_reshape_1_shape = torch.Size([_reshape_1_x.shape[0], _reshape_1_x.shape[1], _reshape_1_x.shape[2], "
+      "_reshape_1_x.shape[3]])",
+      "reshape_1 = torch.empty(_reshape_1_shape, dtype=_reshape_1_x.dtype, device=_reshape_1_x.device)",
+      HasSubstr("_kernel(\"stencil_reshape_1\")(")));
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("const long long first = (long long)(batch % channels) * 25;"));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("if (wgt[24] != 0.0f) acc += wgt[24] * IN(2, 2);"));
+  hiera::testing::expect_kernels_compile(r);
+}
+
+TEST(StencilSpellings, UnfoldWindowsTheKernelsDoNotTakeAreSaidSo) {
+  auto strided = captured_graph("stencil2d_unfold_windows");
+  node_named(strided, "unfold").kwargs["stride"] = hiera::testing::int_arg(2);
+  (*node_named(strided, "unfold").normalized)["stride"] = hiera::testing::int_arg(2);
+  std::vector<SkippedRewrite> skipped;
+  EXPECT_TRUE(unfold_stencils(strided, skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].reason, "unfold: unfold with stride 2");
+  // A sum over the positions, not the taps: no stencil, and said so.
+  auto positions = captured_graph("stencil2d_unfold_windows");
+  node_named(positions, "sum_1").args[1].number = -1;
+  skipped.clear();
+  EXPECT_TRUE(unfold_stencils(positions, skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].reason, "sum_1: not a sum over the taps alone");
+  // A learned weight is no fixed stencil.
+  auto learned = captured_graph("stencil2d_unfold_windows");
+  learned.parameters["weights"] = learned.buffers["weights"];
+  skipped.clear();
+  EXPECT_TRUE(unfold_stencils(learned, skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].reason, "mul: the windows are weighted by something other than a buffer or constant");
 }
 
 }  // namespace
