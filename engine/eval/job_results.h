@@ -111,7 +111,9 @@ struct PhaseTime {
 struct Protection {
   std::string name;   // "network", "dies_with_parent", "unprivileged_user", ...
   std::string state;
-  bool in_force() const { return state.rfind("in force", 0) == 0; }
+  // The runner says "not in force: <why>" of a missing one; one in force is "in force" or its detail
+  // (the places hidden, the namespace), as the Python sandbox reports them.
+  bool in_force() const { return state.rfind("not in force", 0) != 0; }
   bool operator==(const Protection&) const = default;
 };
 

@@ -38,6 +38,9 @@ TEST(JobResultsTest, TheSandboxIsReadAsProtectionsByName) {
   EXPECT_EQ(e.sandbox[3], (Protection{"unprivileged_user", "not in force: not root"}));
   EXPECT_TRUE(e.sandbox[1].in_force());
   EXPECT_FALSE(e.sandbox[3].in_force());
+  // A protection in force may be reported by its detail alone (sandbox.py's ok(name, detail)).
+  EXPECT_TRUE((Protection{"hidden_secret_places", "/root/.cache/hiera"}).in_force());
+  EXPECT_TRUE((Protection{"no_network", "a network namespace of its own, with no interfaces up"}).in_force());
   // Not an object: no protections, and no error (a detail never decides a verdict).
   EXPECT_TRUE(parse_evaluation(json{{"verdict", "passed"}, {"sandbox", "yes"}}).sandbox.empty());
 }
