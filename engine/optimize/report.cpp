@@ -80,6 +80,7 @@ nlohmann::json candidate_json(const propose::Candidate& c) {
       parts.push_back({{"key", p.key}, {"recipe", p.recipe}, {"space", knowledge::to_string(p.space)},
                        {"region", p.region}, {"description", p.description},
                        {"before_ms", p.before_ms ? nlohmann::json(*p.before_ms) : nlohmann::json(nullptr)},
+                       {"forward_ms", p.forward_ms ? nlohmann::json(*p.forward_ms) : nlohmann::json(nullptr)},
                        {"least_work", p.least_work ? nlohmann::json{{"flops", p.least_work->flops},
                                                                     {"bytes", p.least_work->bytes},
                                                                     {"peak", p.least_work->peak}}
@@ -134,10 +135,12 @@ std::string parts_markdown(const OptimizeResult& r, const BestResult& best) {
   const auto& parts = best.candidate.parts;
   if (parts.empty()) return {};
   std::string md = "What each region got (a region is named by the graph node it produces; \"before\" is the "
-                   "reference's time in the nodes it replaces, from the capture's per-node profile; \"alone\" the "
+                   "reference's time in the nodes it replaces: their share of the capture's per-node profile, of the "
+                   "reference's timed run; \"alone\" the "
                    "best verified speedup of a candidate made of that rewrite only, in this run, and \"after alone\" "
                    "the time before less what it saved alone; \"of speed of light\" the region's least work at the "
-                   "GPU's ceilings against its time after alone; \"also verified in\" the other candidates of this run "
+                   "GPU's ceilings against its time after alone, left out where that estimate is beyond 100% (the "
+                   "two measurements' error); \"also verified in\" the other candidates of this run "
                    "that passed with it):\n\n"
                    "| region | space | recipe | change | before | alone | time saved alone | after alone | of speed of light "
                    "| also verified in |\n|---|---|---|---|---|---|---|---|---|---|\n";
@@ -145,14 +148,16 @@ std::string parts_markdown(const OptimizeResult& r, const BestResult& best) {
   const auto ms = [](std::optional<double> v) { return v ? fixed(*v, 4) + " ms" : std::string("-"); };
   for (const auto& p : parts) {
     const auto alone = alone_speedup(r, p);
-    std::optional<double> saved, after;
+    std::optional<double> saved, after, before = p.before_ms;
+    // The profile's share of the forward, in the timer's milliseconds: saved is in those.
+    if (before && p.forward_ms && *p.forward_ms > 0.0 && timing) before = *before / *p.forward_ms * timing->reference.median_ms;
     if (alone && timing) saved = timing->reference.median_ms * (1.0 - 1.0 / *alone);
-    if (saved && p.before_ms) after = std::max(0.0, *p.before_ms - *saved);
+    if (saved && before) after = std::max(0.0, *before - *saved);
     std::string share = "-";
     const auto sol = p.least_work ? region_speed_of_light_ms(r.plan, *p.least_work) : std::nullopt;
-    if (sol && after && *after > 0.0) share = fixed(100.0 * *sol / *after, 1) + "%";
+    if (sol && after && *after > 0.0 && *sol <= *after) share = fixed(100.0 * *sol / *after, 1) + "%";
     md += "| " + cell(p.region) + " | " + knowledge::to_string(p.space) + " | " + p.recipe + " | " + cell(p.description) +
-          " | " + ms(p.before_ms) + " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + ms(saved) +
+          " | " + ms(before) + " | " + (alone ? fixed(*alone, 2) + "x" : std::string("-")) + " | " + ms(saved) +
           " | " + ms(after) + " | " + share + " | " + verified_in(r, p, best.candidate.id) + " |\n";
   }
   return md + "\n";

@@ -28,6 +28,9 @@ struct CandidatePart {
   std::optional<double> before_ms;
   // The least work of the nodes it replaces as one region (its speed of light at the GPU's ceilings); unset without a graph.
   std::optional<graph::RegionWork> least_work;
+  // The whole forward in the same profile: before_ms / forward_ms is the region's share of the
+  // reference, which a report scales to the reference's timed run (the profiler's clock is not the timer's).
+  std::optional<double> forward_ms;
 
   bool operator==(const CandidatePart&) const = default;
 };

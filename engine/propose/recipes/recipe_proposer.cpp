@@ -209,6 +209,9 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
       continue;
     }
     // The stitched and bisecting sets say what each part's evidence is.
+    std::optional<double> forward_ms;
+    for (const auto& node : graph.nodes)
+      if (node.time_ms) forward_ms = forward_ms.value_or(0.0) + *node.time_ms;
     const bool informed = !sets.headings[s].empty();
     Candidate c = make_candidate(request);
     c.source = module.source;
@@ -218,7 +221,7 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
       if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
       descriptions += (descriptions.empty() ? "" : "; ") + r.description + (informed ? " " + evidence_text(evidence[i]) : "");
       c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description,
-                         time_replaced(graph, r), graph::region_work(graph, r.covered, r.produces)});
+                         time_replaced(graph, r), graph::region_work(graph, r.covered, r.produces), forward_ms});
     }
     c.notes = sets.headings[s] + descriptions;
     add_normalization_notes(normalized, c);

@@ -59,7 +59,7 @@ class ScriptedProposer : public propose::Proposer {
       c.region = request.region;
       c.kernel = "scale";
       c.source = hiera::testing::scale_kernel_variant(repeat_ ? 0 : calls_++);
-      c.parts = {{"part:" + std::to_string(calls_), "s3_scale", request.space, "scale", "a scaled kernel", std::nullopt, std::nullopt}};
+      c.parts = {{"part:" + std::to_string(calls_), "s3_scale", request.space, "scale", "a scaled kernel", std::nullopt, std::nullopt, std::nullopt}};
       out.push_back(std::move(c));
     }
     return out;

@@ -313,10 +313,11 @@ namespace {
 
 TEST(OptimizeReport, SaysWhatEachRegionOfAStitchedModuleGot) {
   using propose::CandidatePart;
+  // The norm's nodes took 0.6 ms of a profiled forward of 2.4 ms: a quarter of the timed reference's 2.0 ms.
   const CandidatePart norm{"s3_row_in_registers:blocks_0_norm:1", "s3_row_in_registers", knowledge::Space::S3,
                            "blocks_0_norm", "layer norm in registers", 0.6,
-                           graph::RegionWork{0.0, 2e8, "float32"}};
-  const CandidatePart attention{"s1_sdpa:out:2", "s1_sdpa", knowledge::Space::S1, "out", "attention | as SDPA", std::nullopt, std::nullopt};
+                           graph::RegionWork{0.0, 2e8, "float32"}, 2.4};
+  const CandidatePart attention{"s1_sdpa:out:2", "s1_sdpa", knowledge::Space::S1, "out", "attention | as SDPA", std::nullopt, std::nullopt, std::nullopt};
   optimize::OptimizeResult r;
   r.outcome = optimize::Outcome::Improved;
   const auto attempt = [&](std::string id, std::vector<CandidatePart> parts, bool correct, std::optional<double> speedup) {
@@ -339,13 +340,13 @@ TEST(OptimizeReport, SaysWhatEachRegionOfAStitchedModuleGot) {
   r.plan = {{"ceilings", {{"bandwidth_gbs", 4000.0}, {"tflops", {{"float32", 60.0}}}}}};
 
   const std::string md = optimize::to_markdown(r);
-  // The norm's best alone (1.25x of c1 and c2) saves 2.0 ms x (1 - 1/1.25) of the 0.6 ms its nodes took, and its
-  // 200 MB at 4000 GB/s (0.05 ms) are a quarter of the 0.2 ms left; the attention never passed alone (c3 failed),
-  // so no other candidate verified it, and its nodes were not timed.
+  // The norm's best alone (1.25x of c1 and c2) saves 2.0 ms x (1 - 1/1.25) of the 0.5 ms its nodes took (a
+  // quarter of the reference), and its 200 MB at 4000 GB/s (0.05 ms) are half of the 0.1 ms left; the attention
+  // never passed alone (c3 failed), so no other candidate verified it, and its nodes were not timed.
   EXPECT_NE(md.find("| region | space | recipe | change | before | alone | time saved alone | after alone | of speed of light "
                     "| also verified in |\n|---|---|---|---|---|---|---|---|---|---|\n"
-                    "| blocks_0_norm | S3 | s3_row_in_registers | layer norm in registers | 0.6000 ms | 1.25x | 0.4000 ms | "
-                    "0.2000 ms | 25.0% | c1, c2 |\n"
+                    "| blocks_0_norm | S3 | s3_row_in_registers | layer norm in registers | 0.5000 ms | 1.25x | 0.4000 ms | "
+                    "0.1000 ms | 50.0% | c1, c2 |\n"
                     "| out | S1 | s1_sdpa | attention / as SDPA | - | - | - | - | - | - |\n"),
             std::string::npos)
       << md;
@@ -353,10 +354,15 @@ TEST(OptimizeReport, SaysWhatEachRegionOfAStitchedModuleGot) {
   EXPECT_EQ(j["best"]["parts"][0]["region"], "blocks_0_norm");
   EXPECT_EQ(j["best"]["parts"][1]["space"], "S1");
   EXPECT_EQ(j["best"]["parts"][0]["before_ms"], 0.6);
+  EXPECT_EQ(j["best"]["parts"][0]["forward_ms"], 2.4);
   EXPECT_TRUE(j["best"]["parts"][1]["before_ms"].is_null());
   EXPECT_EQ(j["best"]["parts"][0]["least_work"]["bytes"], 2e8);
   EXPECT_TRUE(j["best"]["parts"][1]["least_work"].is_null());
   EXPECT_EQ(j["attempts"][2]["parts"][0]["key"], "s1_sdpa:out:2");
+
+  // Least work of 800 MB (0.2 ms) against the 0.1 ms left: beyond 100%, the two measurements' error, left out.
+  r.best->candidate.parts[0].least_work->bytes = 8e8;
+  EXPECT_NE(optimize::to_markdown(r).find("| 0.5000 ms | 1.25x | 0.4000 ms | 0.1000 ms | - | c1, c2 |\n"), std::string::npos);
 
   // A candidate of another proposer has no parts: no table.
   r.best->candidate.parts.clear();

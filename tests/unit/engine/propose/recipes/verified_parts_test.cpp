@@ -51,7 +51,7 @@ propose::Candidate made_of(std::string id, const Texts& keys) {
   propose::Candidate c;
   c.id = std::move(id);
   c.proposer = "knowledge";
-  for (const auto& key : keys) c.parts.push_back({key, "r", knowledge::Space::S1, key, "part " + key, std::nullopt, std::nullopt});
+  for (const auto& key : keys) c.parts.push_back({key, "r", knowledge::Space::S1, key, "part " + key, std::nullopt, std::nullopt, std::nullopt});
   return c;
 }
 
@@ -421,6 +421,7 @@ TEST(VerifiedParts, APartCarriesTheTimeOfTheNodesItReplaces) {
   const auto offers = propose_for(s);
   const propose::CandidatePart silu = single(offers, "x * sigmoid(x) of 'x' as F.silu").parts.front();
   EXPECT_EQ(silu.before_ms, 0.75);
+  EXPECT_EQ(silu.forward_ms, 4.75);  // every timed node of the forward, the input's read too: its share's denominator
   // The erf GELU replaces none of the timed nodes: no time, not zero.
   EXPECT_FALSE(single(offers, "hand-written erf GELU of 'mul' as F.gelu").parts.front().before_ms);
 }
