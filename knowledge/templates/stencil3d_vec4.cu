@@ -12,8 +12,9 @@
 // with run-time sizes, the index arithmetic and the registers it holds cost
 // the H200 a fifth of its bandwidth here.
 // Output point (z, y, x) reads input (z + oz, y + oy, x + ox); points outside
-// the input read as 0 (a convolution's zero padding), or, with a boundary mode
-// (a 2D stencil over planes, every oz 0), as the point that mode maps them to.
+// the input read as 0 (a convolution's zero padding), or, with a boundary mode,
+// as the point that mode maps them to (row_setup maps a row's y; in 3D each load
+// names its mapped plane, which a chain's shifts keep right).
 // Domain: in [batch, nz, ny, nx] float32, nx % 4 == 0, 16-byte aligned;
 // out [batch, oz_n, oy_n, ox_n] float32; both contiguous.
 // Launch: block (128, tile_y), grid (ceil(ox_n / 512), ceil(oy_n / tile_y), batch * ceil(oz_n / z_chunk)).
@@ -29,7 +30,7 @@
 // ...), lo/hi the x offsets the chain's taps read), row_shifts (each chain
 // moved down one plane), update_body and update_result (over TAP(R, ox): row
 // R's input at output x + i + ox, for the output i = 0..3 being computed),
-// boundary (0 zeros, 1 replicate, 2 reflect, 3 circular; rows remap their y in row_setup),
+// boundary (0 zeros, 1 replicate, 2 reflect, 3 circular),
 // edge_function (hiera_edge(g, n) of that mode, from stencil_kernel.cpp).
 {{includes}}
 #define TILE_Y {{tile_y}}

@@ -389,7 +389,8 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     }
     return kernel;
   };
-  const bool vec4 = planes || (variant == StencilVariant::Direct && boundary == StencilBoundary::Zeros &&
+  // 3D: the vec4 kernel maps every border mode too (each plane a load reads, each row once a thread).
+  const bool vec4 = planes || (variant == StencilVariant::Direct &&
                                 stencil_vec4_applies(dims, input->meta->dtype, result.meta->dtype, in_shape.back()));
 
   Replacement replacement;

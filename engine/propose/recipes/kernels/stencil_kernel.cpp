@@ -144,16 +144,20 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
   // Every output's taps inside the input (a valid-region stencil): no row needs a bounds check.
   const auto& in = kernel.in_size;
   const auto& out = kernel.out_size;
-  // A boundary mode maps a row outside the plane to one inside (a 2D stencil over planes: no z to map).
+  // A boundary mode maps a row outside the plane to one inside, once per thread. In 3D each load also maps
+  // its plane: a chain's rows stay consecutive planes of the mapped sequence, so shifting them down stays right.
   const bool remapped = kernel.boundary != StencilBoundary::Zeros;
-  if (remapped && (g.lo_z != 0 || g.hi_z != 0))
-    throw std::invalid_argument("stencil3d_vec4.cu maps boundaries only for 2D stencils over planes");
+  const bool planes_remapped = remapped && (g.lo_z != 0 || g.hi_z != 0);
   const bool inside =
       remapped || (g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1]);
   for (std::size_t r = 0; r < g.rows.size(); ++r) {
     const std::string oz = std::to_string(g.rows[r].oz), oy = std::to_string(g.rows[r].oy), id = std::to_string(r);
     const std::string row_y = remapped ? "(long long)(hiera_edge(yl + (" + oy + "), ny) - yl)" : "(long long)(" + oy + ")";
-    setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + " + row_y + " * nx;\n";
+    if (planes_remapped) {
+      setup += "  const long long row" + id + "_at = (long long)hiera_edge(yl + (" + oy + "), ny) * nx + x4;\n";
+    } else {
+      setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + " + row_y + " * nx;\n";
+    }
     if (!inside) setup += "  const bool y" + id + " = yl + (" + oy + ") >= 0 && yl + (" + oy + ") < ny;\n";
   }
   for (const StencilChain& chain : chains) {
@@ -171,9 +175,12 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
     }
     auto load = [&](std::size_t r, const std::string& z, const std::string& indent) {
       const std::string id = std::to_string(r);
+      const std::string pointer = planes_remapped ? "volume + (long long)hiera_edge(" + z + " + (" +
+                                                        std::to_string(g.rows[r].oz) + "), nz) * plane + row" + id + "_at"
+                                                  : "at + off" + id;
       return indent + "float4 row" + id + "[J_N]" + (guard.empty() ? ";" : " = {};") + "\n" + indent +
              (guard.empty() ? "" : "if (" + guard + ") ") + "hiera_load_row<" + std::to_string(chain.lo_x) + ", " +
-             std::to_string(chain.hi_x) + ">(row" + id + ", at + off" + id + ", " +
+             std::to_string(chain.hi_x) + ">(row" + id + ", " + pointer + ", " +
              (inside ? std::string("true")
                      : "y" + id + " && (unsigned)(" + z + " + (" + std::to_string(g.rows[r].oz) + ")) < (unsigned)nz") +
              ", x4, nx, lane);\n";

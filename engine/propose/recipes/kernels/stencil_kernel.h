@@ -73,8 +73,8 @@ std::string stencil_point_accessor(int dims, StencilVariant variant, const std::
 
 // What a tap outside the input reads: 0 (a conv's zero padding) or, folded in
 // from F.pad's mode, the input point replicate / reflect / circular maps it
-// to. The Direct kernels have every mode; DirectVec4 has them for 2D stencils
-// over planes (every tap at oz = 0), where no z is mapped.
+// to. The Direct and DirectVec4 kernels have every mode (DirectVec4 maps a
+// row's y once a thread and, in 3D, the plane of every load); SharedRing has zeros only.
 enum class StencilBoundary { Zeros = 0, Replicate = 1, Reflect = 2, Circular = 3 };
 // The templates' hiera_edge(g, n): coordinate g outside [0, n) as `boundary` reads it (offsets stay below n).
 std::string stencil_edge_function(StencilBoundary boundary);

@@ -373,6 +373,30 @@ const std::vector<std::string> kPaddedVec4Values = {
     "blur.copy_(torch.tensor([1.0 + (i % 7) * 0.25 for i in range(25)]).view(1, 1, 5, 5))",
     "sharpen.copy_(torch.tensor([0.0, -1.0, 0.0, -1.0, 5.0, -1.0, 0.0, -1.0, 0.0]).view(1, 1, 3, 3).repeat(3, 1, 1, 1))"};
 
+// F.pad in 3D (replicate, reflect, circular) then a 27-point conv3d over rows of 16 floats: the vec4
+// kernel maps each load's plane and each row's y (the chains' shifts across a mapped border included).
+OpGraph padded_stencils3d_vec4() {
+  GraphBuilder b;
+  b.input("x", {2, 1, 9, 10, 16});
+  b.buffer("box", "box", {1, 1, 3, 3, 3}, true);
+  const std::vector<std::pair<std::string, std::string>> modes = {{"r", "replicate"}, {"f", "reflect"}, {"c", "circular"}};
+  std::vector<std::string> outputs;
+  for (const auto& [tag, mode] : modes) {
+    b.call("pad_" + tag, "call_function", "torch.nn.functional.pad", "unknown",
+           {node_arg("x"), list_arg({int_arg(1), int_arg(1), int_arg(1), int_arg(1), int_arg(1), int_arg(1)})},
+           {{"mode", string_arg(mode)}}, {2, 1, 11, 12, 18});
+    b.call("box_" + tag, "call_function", "torch.conv3d", "conv3d", {node_arg("pad_" + tag), node_arg("box")}, {},
+           {2, 1, 9, 10, 16});
+    outputs.push_back("box_" + tag);
+  }
+  OpGraph graph = b.build(outputs);
+  std::vector<double> values;
+  for (int i = 0; i < 27; ++i) values.push_back(0.5 + (i % 5) * 0.25);
+  for (auto& n : graph.nodes)
+    if (n.name == "box") n.facts.values = values;
+  return graph;
+}
+
 // A Sobel x / y pair per field: a grouped conv with two outputs per group on a reflect pad, read as
 // conv[:, 0::2] and conv[:, 1::2] by sqrt(gx * gx + gy * gy + 1e-12). The kernel computes both outputs
 // and writes only the magnitude. The capture read the kernel (kSobelPairValues); rows of 136 floats.
@@ -797,6 +821,18 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
         {"sharp", "F.conv2d(F.pad(y, (1, 1, 1, 1), mode='reflect'), sharpen, groups=3)"}},
        {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"},
        kPaddedVec4Values, {}, false, 0.0, true},
+      // 3D borders in the vec4 kernel: the weights the capture read (literals), then a changed buffer.
+      {"padded_stencils3d_vec4", padded_stencils3d_vec4(),
+       {{"box_r", "F.conv3d(F.pad(x, (1,) * 6, mode='replicate'), box)"},
+        {"box_f", "F.conv3d(F.pad(x, (1,) * 6, mode='reflect'), box)"},
+        {"box_c", "F.conv3d(F.pad(x, (1,) * 6, mode='circular'), box)"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct"},
+       {"box.copy_(torch.tensor([0.5 + (i % 5) * 0.25 for i in range(27)]).view(1, 1, 3, 3, 3))"}},
+      {"padded_stencils3d_vec4_buffer_changed", padded_stencils3d_vec4(),
+       {{"box_r", "F.conv3d(F.pad(x, (1,) * 6, mode='replicate'), box)"},
+        {"box_f", "F.conv3d(F.pad(x, (1,) * 6, mode='reflect'), box)"},
+        {"box_c", "F.conv3d(F.pad(x, (1,) * 6, mode='circular'), box)"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct"}},
       // Two outputs per group combined in the kernel: the vec4 kernel over planes with the pair's literals;
       // the buffer changed (the kernel that reads it, per channel); the scalar direct kernel; rows of 135
       // floats (no vec4 kernel).
@@ -1034,7 +1070,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 101) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 107) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   long_row_logsumexp: lse max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   reductions_streaming: log_probs max error"));
   // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
@@ -1047,6 +1083,11 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_blurred_weights_vec4, stencil_sharp_weights)\n"
                                                "ok   padded_stencils_vec4_buffer_changed: sharp"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils_vec4_direct: sharp max error"));
+  // 3D borders through the vec4 kernel: the literals' kernel, then the one that reads a changed buffer.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_box_c_vec4, stencil_box_f_vec4, stencil_box_r_vec4)\n"
+                                               "ok   padded_stencils3d_vec4_buffer_changed: box_c"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_box_c_weights_vec4, stencil_box_f_weights_vec4, "
+                                               "stencil_box_r_weights_vec4)\nok   sobel_pairs: magnitude"));
   // A Sobel pair per field: both outputs in one kernel, only the magnitude written.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   sobel_pairs: magnitude max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g_vec4)\nok   sobel_pairs_buffer_changed: magnitude"));

@@ -240,3 +240,35 @@ TEST(StencilConv, LeavesLearnedWeightsStridesAndRealConvolutionsAlone) {
 }
 
 }  // namespace
+
+namespace {
+
+// F.pad(mode="replicate") then a 27-point conv3d over rows of 64 floats: the vec4 kernel with the border
+// folded in, each load naming its mapped plane and each row its mapped y; NVRTC compiles it without a warning.
+TEST(StencilConv, A3dBorderModeTakesTheVec4Kernel) {
+  using hiera::testing::list_arg;
+  using hiera::testing::string_arg;
+  GraphBuilder b;
+  b.input("x", {2, 1, 32, 32, 64});
+  b.buffer("box", "box", {1, 1, 3, 3, 3}, true);
+  b.call("pad", "call_function", "torch.nn.functional.pad", "unknown",
+         {node_arg("x"), list_arg({int_arg(1), int_arg(1), int_arg(1), int_arg(1), int_arg(1), int_arg(1)})},
+         {{"mode", string_arg("replicate")}}, {2, 1, 34, 34, 66});
+  b.call("conv3d", "call_function", "torch.conv3d", "conv3d", {node_arg("pad"), node_arg("box")}, {}, {2, 1, 32, 32, 64});
+  std::set<std::string> covered;
+  std::vector<SkippedRewrite> skipped;
+  const auto found = find_conv_stencils(b.build({"conv3d"}), covered, options(), skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(found.size(), 1u);  // a border mode: the direct candidate only, its vec4 kernel first
+  EXPECT_EQ(found[0].recipe, "s3_stencil3d_vec4_direct");
+  EXPECT_THAT(found[0].covered, ElementsAre("conv3d", "pad"));
+  ASSERT_EQ(found[0].kernels.size(), 2u);
+  const std::string& vec4 = found[0].kernels[0].source;
+  EXPECT_THAT(vec4, HasSubstr("#define BOUNDARY (1)\n"));
+  EXPECT_THAT(vec4, HasSubstr("const long long row0_at = (long long)hiera_edge(yl + (-1), ny) * nx + x4;"));
+  EXPECT_THAT(vec4, HasSubstr("volume + (long long)hiera_edge(z + (1), nz) * plane + row"));
+  EXPECT_THAT(vec4, HasSubstr("volume + (long long)hiera_edge(z_begin + (-1), nz) * plane + row"));
+  hiera::testing::expect_kernels_compile(found[0]);
+}
+
+}  // namespace
