@@ -3,8 +3,9 @@
 # --budget 6 --candidates-per-round 2` (SUITE: default samples; tests/generalisation for the suite the
 # optimizer was never tuned on) on the GPU of index GPU, into OUT_DIR, with fresh torch.compile
 # and Triton caches, the console output in OUT_DIR/console.log. The binary is $HIERA (default
-# build/gpu/bin/hiera, from bench/gpu/build_release.sh); the records name $HIERA_COMMIT (default: the
-# checkout's HEAD). BENCH_TIMEOUT (seconds, default 500) stops the bench with SIGINT, which cancels the
+# build/gpu/bin/hiera, from bench/gpu/build_release.sh); the records name $HIERA_COMMIT when set (a copy
+# of the tree whose .git is stale), else the checkout's HEAD, "+modified" where tracked files differ
+# from it. BENCH_TIMEOUT (seconds, default 500) stops the bench with SIGINT, which cancels the
 # problems still running and keeps the finished ones. KEEP_BULK=1 keeps run.jsonl and best.py files.
 #
 # The records of 2026-11-30 were made with this script (then scripts/bench.sh beside the records).
@@ -18,7 +19,6 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 name=$(basename "$out")
 export TORCHINDUCTOR_CACHE_DIR=$(mktemp -d /tmp/inductor-$name.XXXX) TRITON_CACHE_DIR=$(mktemp -d /tmp/triton-$name.XXXX)
-export HIERA_COMMIT=${HIERA_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 cd "$root" || exit 1
 CUDA_VISIBLE_DEVICES=$gpu timeout -s INT "${BENCH_TIMEOUT:-500}" "$hiera" bench "${SUITE:-samples}" --filter "$filter" \
   --baseline eager,compile --budget 6 --candidates-per-round 2 --out "$out" > "$out/console.log" 2>&1

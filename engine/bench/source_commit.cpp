@@ -21,7 +21,12 @@ std::string source_commit(const std::filesystem::path& source_dir) {
     while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
     const bool hex = !commit.empty() && std::all_of(commit.begin(), commit.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
     if (git.timed_out || git.status.code != 0 || !hex) return "unknown";
-    return commit;
+    // Tracked files that differ from HEAD (work not committed, or a copy whose .git is older than its files):
+    // the result is not that commit's, and says so.
+    const CompletedProcess status = run_to_completion(
+        {"git", "-C", source_dir.string(), "status", "--porcelain", "--untracked-files=no"}, "", std::chrono::seconds(10), options);
+    if (status.timed_out || status.status.code != 0) return commit + "+unverified";
+    return status.out.empty() ? commit : commit + "+modified";
   } catch (const std::exception&) {
     return "unknown";  // no git on this machine
   }

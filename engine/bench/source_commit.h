@@ -1,7 +1,8 @@
 #pragma once
 // Which hiera produced a bench result: `git rev-parse HEAD` of the source tree
-// this hiera was built from, or "unknown" (an installed hiera whose source is
-// gone, a tree that is not a git checkout, no git).
+// this hiera was built from, with "+modified" when tracked files differ from it
+// ("+unverified" when git could not say), or "unknown" (an installed hiera whose
+// source is gone, a tree that is not a git checkout, no git).
 #include <filesystem>
 #include <string>
 

@@ -79,10 +79,12 @@ std::vector<std::string> keys(const json& object) {
   return out;
 }
 
+// What the records must name: HEAD, marked when tracked files differ from it (source_commit.h).
 std::string head_commit() {
   const auto git = run_process({"git", "-C", HIERA_SOURCE_DIR, "rev-parse", "HEAD"}, "");
   if (git.exit_code != 0) return "unknown";
-  return git.out.substr(0, git.out.find_first_of("\r\n"));
+  const auto status = run_process({"git", "-C", HIERA_SOURCE_DIR, "status", "--porcelain", "--untracked-files=no"}, "");
+  return git.out.substr(0, git.out.find_first_of("\r\n")) + (status.out.empty() ? "" : "+modified");
 }
 
 // Parses an SVG with a real XML parser; returns the root element's tag, or the parser's error.

@@ -1,5 +1,5 @@
-// Which commit a bench result names: git's HEAD of a real checkout, "unknown"
-// elsewhere, and $HIERA_COMMIT over both (a copy whose .git is stale).
+// Which commit a bench result names: git's HEAD of a real checkout (marked when
+// its tracked files differ), "unknown" elsewhere, and $HIERA_COMMIT over both.
 #include "engine/bench/source_commit.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +32,12 @@ TEST(SourceCommit, AGitCheckoutIsNamedByItsHead) {
   const std::string head = run({"git", "-C", dir, "rev-parse", "HEAD"});
   ASSERT_EQ(head.size(), 40u);
   EXPECT_EQ(source_commit(repo.path()), head);
+  // An untracked file is no change to what was built; a tracked file that differs from HEAD is (a copy
+  // shipped with an older .git read 18b88e9 for the files of 12ae45d on 2026-12-07).
+  std::ofstream(repo.path() / "untracked") << "output\n";
+  EXPECT_EQ(source_commit(repo.path()), head);
+  std::ofstream(repo.path() / "file") << "changed\n";
+  EXPECT_EQ(source_commit(repo.path()), head + "+modified");
 }
 
 TEST(SourceCommit, ADirectoryThatIsNoCheckoutIsUnknown) {
