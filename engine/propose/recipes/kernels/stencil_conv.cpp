@@ -10,7 +10,6 @@
 #include "engine/propose/recipes/kernels/kernel_dtypes.h"
 #include "engine/propose/recipes/kernels/node_args.h"
 #include "engine/propose/recipes/kernels/stencil_kernel.h"
-#include "engine/propose/recipes/kernels/stencil_operands.h"
 #include "engine/propose/recipes/kernels/unsupported.h"
 #include "engine/propose/recipes/python_text.h"
 
