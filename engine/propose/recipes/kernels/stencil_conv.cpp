@@ -180,9 +180,9 @@ const char* const kHoldsValues = R"(def _hiera_holds(t, values):
     return holds)";
 
 // `variant` DirectVec4 asks for a 2D conv's vec4 kernel over its planes (the direct kernel its fallback);
-// a 3D conv's Direct candidate has the vec4 kernel in it where it applies.
+// a 3D conv's Direct candidate has the vec4 kernel in it where it applies, unless `scalar_only`.
 Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options,
-                  StencilVariant variant, const std::set<std::string>& covered) {
+                  StencilVariant variant, const std::set<std::string>& covered, bool scalar_only = false) {
   const int dims = node.kind == "conv3d" ? 3 : 2;
   const bool planes = variant == StencilVariant::DirectVec4;
   if (planes && dims != 2) throw Unsupported(node.name + ": a 3D conv has the vec4 kernel in its direct candidate");
@@ -389,7 +389,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     return kernel;
   };
   // 3D: the vec4 kernel maps every border mode too (each plane a load reads, each row once a thread).
-  const bool vec4 = planes || (variant == StencilVariant::Direct &&
+  const bool vec4 = planes || (variant == StencilVariant::Direct && !scalar_only &&
                                 stencil_vec4_applies(dims, input->meta->dtype, result.meta->dtype, in_shape.back()));
 
   Replacement replacement;
@@ -523,9 +523,14 @@ std::vector<Replacement> find_conv_stencils(const graph::OpGraph& graph, std::se
         Replacement direct = build(graph, node, options, StencilVariant::Direct, covered);
         if (direct.produces.empty()) continue;
         auto planes = vec4_planes();
+        // A 3D border in the vec4 kernel is not yet timed on a GPU: the scalar direct kernel stays a candidate.
+        std::optional<Replacement> scalar;
+        if (direct.recipe == "s3_stencil3d_vec4_direct")
+          scalar = build(graph, node, options, StencilVariant::Direct, covered, true);
         covered.insert(direct.covered.begin(), direct.covered.end());
         if (planes) out.push_back(std::move(*planes));
         out.push_back(std::move(direct));
+        if (scalar) out.push_back(std::move(*scalar));
         continue;
       }
       Replacement replacement = build(graph, node, options, StencilVariant::SharedRing, covered);

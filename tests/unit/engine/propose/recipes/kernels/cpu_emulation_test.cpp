@@ -826,13 +826,15 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {{"box_r", "F.conv3d(F.pad(x, (1,) * 6, mode='replicate'), box)"},
         {"box_f", "F.conv3d(F.pad(x, (1,) * 6, mode='reflect'), box)"},
         {"box_c", "F.conv3d(F.pad(x, (1,) * 6, mode='circular'), box)"}},
-       {"s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct"},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1", "s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1",
+        "s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1"},
        {"box.copy_(torch.tensor([0.5 + (i % 5) * 0.25 for i in range(27)]).view(1, 1, 3, 3, 3))"}},
       {"padded_stencils3d_vec4_buffer_changed", padded_stencils3d_vec4(),
        {{"box_r", "F.conv3d(F.pad(x, (1,) * 6, mode='replicate'), box)"},
         {"box_f", "F.conv3d(F.pad(x, (1,) * 6, mode='reflect'), box)"},
         {"box_c", "F.conv3d(F.pad(x, (1,) * 6, mode='circular'), box)"}},
-       {"s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct", "s3_stencil3d_vec4_direct"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1", "s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1",
+        "s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1"}},
       // Two outputs per group combined in the kernel: the vec4 kernel over planes with the pair's literals;
       // the buffer changed (the kernel that reads it, per channel); the scalar direct kernel; rows of 135
       // floats (no vec4 kernel).

@@ -259,8 +259,14 @@ TEST(StencilConv, A3dBorderModeTakesTheVec4Kernel) {
   std::vector<SkippedRewrite> skipped;
   const auto found = find_conv_stencils(b.build({"conv3d"}), covered, options(), skipped);
   EXPECT_TRUE(skipped.empty());
-  ASSERT_EQ(found.size(), 1u);  // a border mode: the direct candidate only, its vec4 kernel first
+  // A border mode: the direct kernels only, the vec4 one first, the scalar one (not yet timed against it) after.
+  ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].recipe, "s3_stencil3d_vec4_direct");
+  EXPECT_EQ(found[1].recipe, "s3_stencil3d_direct_l1");
+  EXPECT_THAT(found[1].covered, ElementsAre("conv3d", "pad"));
+  ASSERT_EQ(found[1].kernels.size(), 1u);  // no values captured: the scalar kernel that reads the weight
+  EXPECT_EQ(found[1].kernels[0].name, "stencil_conv3d");
+  EXPECT_THAT(found[1].kernels[0].source, HasSubstr("#define BOUNDARY (1)\n"));
   EXPECT_THAT(found[0].covered, ElementsAre("conv3d", "pad"));
   ASSERT_EQ(found[0].kernels.size(), 2u);
   const std::string& vec4 = found[0].kernels[0].source;
