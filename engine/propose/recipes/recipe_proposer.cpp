@@ -77,15 +77,20 @@ std::vector<Replacement> applicable_rewrites(const graph::OpGraph& graph, const 
   return pool;
 }
 
-// The reference's measured time in the nodes `r` replaces (every node for a whole-forward rewrite), or
-// nullopt where the capture timed none of them.
-std::optional<double> time_replaced(const graph::OpGraph& graph, const Replacement& r) {
+// The reference's measured time in the nodes named in `only` (every node when null), or nullopt where the
+// capture timed none of them.
+std::optional<double> time_of_nodes(const graph::OpGraph& graph, const std::set<std::string>* only) {
   std::optional<double> sum;
   for (const auto& node : graph.nodes) {
-    if (!node.time_ms || (!r.whole_forward() && !r.covered.count(node.name))) continue;
+    if (!node.time_ms || (only && !only->count(node.name))) continue;
     sum = sum.value_or(0.0) + *node.time_ms;
   }
   return sum;
+}
+
+// The time of the nodes `r` replaces (every node for a whole-forward rewrite).
+std::optional<double> time_replaced(const graph::OpGraph& graph, const Replacement& r) {
+  return time_of_nodes(graph, r.whole_forward() ? nullptr : &r.covered);
 }
 
 // The sets of pool indices to offer, in order: the parts verified in this run
@@ -195,6 +200,7 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
   std::vector<Candidate> out;
   const std::size_t wanted = static_cast<std::size_t>(std::max(1, request.count));
   int repeated = 0;
+  const std::optional<double> forward_ms = time_of_nodes(graph, nullptr);  // each part's share is of this
   for (std::size_t s = 0; s < sets.sets.size() && out.size() < wanted; ++s) {
     throw_if_cancelled(cancel);
     std::vector<Replacement> chosen;
@@ -209,9 +215,6 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
       continue;
     }
     // The stitched and bisecting sets say what each part's evidence is.
-    std::optional<double> forward_ms;
-    for (const auto& node : graph.nodes)
-      if (node.time_ms) forward_ms = forward_ms.value_or(0.0) + *node.time_ms;
     const bool informed = !sets.headings[s].empty();
     Candidate c = make_candidate(request);
     c.source = module.source;
