@@ -54,6 +54,12 @@ struct Replacement {
   // proposer also offers the combination without it.
   bool risky = false;
 
+  // Its kernel computes what torch hands to a library that is poor at it (a
+  // depthwise conv, which cuDNN runs as a GEMM of one channel): torch.compile
+  // calls the same library, so a model compiled by torch.compile keeps this
+  // kernel (the recipe proposer's compiled composition).
+  bool library_gap = false;
+
   bool whole_forward() const { return covered.empty(); }
 };
 

@@ -1,5 +1,6 @@
 #include "engine/propose/recipes/kernels/elementwise_groups.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -66,6 +67,28 @@ const ElementwiseGroup* group_with_member(const std::vector<ElementwiseGroup>& g
   for (const auto& group : groups)
     if (group.members.count(member)) return &group;
   return nullptr;
+}
+
+const ElementwiseGroup* group_taking(const std::vector<ElementwiseGroup>& groups, const graph::Node& value) {
+  if (value.users.empty()) return nullptr;
+  const ElementwiseGroup* group = group_with_member(groups, value.users.front());
+  if (!group) return nullptr;
+  for (const auto& user : value.users)
+    if (!group->members.count(user)) return nullptr;
+  return group;
+}
+
+bool is_row_kernel(const graph::Node& node) {
+  static const std::set<std::string> kRowKernels = {"group_norm", "layer_norm", "instance_norm", "batch_norm", "softmax",
+                                                    "log_softmax", "sum", "mean", "amax", "amin", "max", "min", "logsumexp"};
+  return kRowKernels.count(node.kind) > 0;
+}
+
+bool feeds_row_kernel(const graph::OpGraph& graph, const graph::Node& value) {
+  return std::any_of(value.users.begin(), value.users.end(), [&](const std::string& name) {
+    const graph::Node* user = graph.find(name);
+    return user && is_row_kernel(*user);
+  });
 }
 
 }  // namespace hiera::engine::propose::recipes::kernels

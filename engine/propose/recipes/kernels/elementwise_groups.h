@@ -29,5 +29,12 @@ std::vector<ElementwiseGroup> elementwise_groups(const graph::OpGraph& graph, co
 const ElementwiseGroup* group_with_root(const std::vector<ElementwiseGroup>& groups, const std::string& root);
 // The group that has `member`, if any.
 const ElementwiseGroup* group_with_member(const std::vector<ElementwiseGroup>& groups, const std::string& member);
+// The group that takes the whole of `value` (every user of it a member), if any.
+const ElementwiseGroup* group_taking(const std::vector<ElementwiseGroup>& groups, const graph::Node& value);
+// Whether `node` is a norm, softmax or reduction, whose kernel (row_fusion.h) takes the ops before it as its
+// prologue and reads its input once anyway: a conv's epilogue should not take those ops.
+bool is_row_kernel(const graph::Node& node);
+// Whether some user of `value` is one.
+bool feeds_row_kernel(const graph::OpGraph& graph, const graph::Node& value);
 
 }  // namespace hiera::engine::propose::recipes::kernels

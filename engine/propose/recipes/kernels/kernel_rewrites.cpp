@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/propose/recipes/kernels/channels_last_epilogue.h"
+#include "engine/propose/recipes/kernels/depthwise_conv.h"
 #include "engine/propose/recipes/kernels/elementwise_fusion.h"
 #include "engine/propose/recipes/kernels/norm_fusion.h"
 #include "engine/propose/recipes/kernels/row_reduction.h"
@@ -31,6 +32,8 @@ KernelRewriteResult analyze_kernel_rewrites(const graph::OpGraph& graph, const K
   take(kernels::find_roll_stencils(graph, covered, options, result.skipped));
   take(kernels::find_conv_stencils(graph, covered, options, result.skipped));
   take(kernels::find_unfold_stencils(graph, covered, options, result.skipped));
+  // Learned depthwise convs: a variant beside the channels_last epilogue of the same conv (it covers nothing here).
+  take(kernels::find_depthwise_convs(graph, covered, options, result.skipped));
   // Variants of the norm, reduction and elementwise rewrites below (the same
   // nodes with their convolution, on tensor cores): first, so that the stable sort keeps them ahead.
   take(kernels::find_tensor_core_convs(graph, covered, options, result.skipped));

@@ -14,7 +14,12 @@
 //      is a buffer or constant, an F.pad before it (zeros, replicate,
 //      reflect, circular) folded into the kernel: the coefficients the
 //      capture read compiled in (only their nonzero taps), checked against
-//      the buffer, else read on the device (stencil_conv.h);
+//      the buffer, else read on the device (stencil_conv.h); depthwise conv2d
+//      with learned weights (nn.Conv2d(C, C, k, groups=C), F.conv2d of a
+//      parameter), any stride and padding mode, as one register-blocked
+//      kernel marked library_gap (s3_depthwise_conv2d, depthwise_conv.h; a
+//      variant: it covers nothing, so the channels_last epilogue of the same
+//      conv is offered too);
 //   2. norms: layer, group and instance norm with the elementwise ops before
 //      and after them (s3_welford_layer_norm, s3_welford_group_norm; segments
 //      of 16384 values or more also with their statistics split across blocks,

@@ -97,6 +97,28 @@ std::optional<nlohmann::json> module_attr(const graph::OpGraph& graph, const gra
   return *it;
 }
 
+std::vector<std::int64_t> conv_per_dim(const graph::OpGraph& graph, const graph::Node& conv, std::size_t position,
+                                       const char* name, std::int64_t fallback, const std::vector<std::int64_t>& kernel) {
+  const int dims = static_cast<int>(kernel.size());
+  std::optional<nlohmann::json> value;
+  if (conv.op == "call_module") {
+    value = module_attr(graph, conv, name);
+  } else if (const auto* text = argument(conv, position, name); text && text->kind == graph::Arg::Kind::String) {
+    value = text->text;
+  }
+  if (value && value->is_string()) return padding_of_mode(conv, value->get<std::string>(), kernel);
+  if (conv.op != "call_module") return per_dim_argument(conv, position, name, dims, fallback);
+  if (!value) return std::vector<std::int64_t>(kernel.size(), fallback);
+  if (value->is_number_integer()) return std::vector<std::int64_t>(kernel.size(), value->get<std::int64_t>());
+  if (value->is_array() && value->size() == kernel.size() &&
+      std::all_of(value->begin(), value->end(), [](const nlohmann::json& v) { return v.is_number_integer(); })) {
+    std::vector<std::int64_t> out;
+    for (const auto& v : *value) out.push_back(v.get<std::int64_t>());
+    return out;
+  }
+  throw Unsupported(conv.name + ": " + name + " " + value->dump());
+}
+
 std::string target_base(const graph::Node& node) {
   const auto dot = node.target.rfind('.');
   return dot == std::string::npos ? node.target : node.target.substr(dot + 1);

@@ -36,6 +36,13 @@ std::vector<std::int64_t> per_dim_argument(const graph::Node& node, std::size_t 
 std::vector<std::int64_t> padding_of_mode(const graph::Node& node, const std::string& mode,
                                           const std::vector<std::int64_t>& kernel_size);
 
+// A convolution's per-dimension setting (stride, padding, dilation) whether
+// it is a module's attribute (nn.Conv2d) or a call's argument (F.conv2d): an
+// int, a list of one per kernel dimension, or for padding "same" / "valid";
+// `fallback` for each when absent. Throws Unsupported for anything else.
+std::vector<std::int64_t> conv_per_dim(const graph::OpGraph& graph, const graph::Node& conv, std::size_t position,
+                                       const char* name, std::int64_t fallback, const std::vector<std::int64_t>& kernel);
+
 // The submodule a call_module node calls; null for other nodes or an unknown module.
 const graph::Submodule* called_module(const graph::OpGraph& graph, const graph::Node& node);
 // The module attribute `key`; nullopt when absent.

@@ -211,9 +211,11 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   }
   // Fixed coefficients: a buffer (persistent or not) or a constant the
   // constructor or the trace made. The kernel reads them on the device, so
-  // their values need not be known here; a learned parameter is cuDNN's job.
-  if (weight->op != "get_attr" || graph.parameters.count(weight->target))
-    throw Unsupported(node.name + ": the weight is not a buffer or constant (fixed coefficients)");
+  // their values need not be known here; learned weights are the depthwise kernel's (depthwise_conv.h).
+  if (weight->op != "get_attr" || graph.parameters.count(weight->target)) {
+    if (dims == 2) return {};
+    throw Unsupported(node.name + ": learned weights (not a buffer or constant): only a 2D depthwise conv has a kernel for them");
+  }
   for (auto s : per_dim_argument(node, 3, "stride", dims, 1))
     if (s != 1) throw Unsupported(node.name + ": stride " + std::to_string(s));
   for (auto d : per_dim_argument(node, 5, "dilation", dims, 1))
@@ -447,6 +449,10 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     if (!set.vec4.name.empty()) replacement.kernels.push_back(stencil_source(*options.knowledge, set.vec4));
     replacement.kernels.push_back(stencil_source(*options.knowledge, set.main));
   }
+  // The reference is a convolution, which cuDNN computes with contracted products (FMAs) in an order of its own:
+  // the proposer's --fmad=false (eager's rounding op by op, for stencils spelled as slices) would only double the
+  // kernel's arithmetic, and a 5x5 or 27-point stencil's four outputs a thread are that arithmetic's.
+  for (auto& k : replacement.kernels) k.options.push_back("--fmad=true");
   const StencilKernel& kernel = sets.back().main;
 
   const std::string prefix = "_" + node.name + "_";
@@ -503,7 +509,7 @@ std::vector<Replacement> find_conv_stencils(const graph::OpGraph& graph, std::se
   for (const auto& node : graph.nodes) {
     if ((node.kind != "conv2d" && node.kind != "conv3d") || covered.count(node.name)) continue;
     if (node.op == "call_module") {
-      // nn.Conv*d holds its weight as a learned parameter: cuDNN's job, not a stencil's.
+      // nn.Conv*d holds its weight as a learned parameter: depthwise_conv.h's, not a stencil's.
       continue;
     }
     try {

@@ -160,6 +160,9 @@ Replacement build(const UnfoldStencil& s, const KernelRewriteOptions& options, b
     r.kernels.push_back(stencil_source(*options.knowledge, vec4_kernel));
   }
   r.kernels.push_back(stencil_source(*options.knowledge, direct));
+  // The reference multiplies and then sums in a reduction order of its own: contracting the products (FMAs)
+  // is another rounding of the same sum, and half the arithmetic of --fmad=false.
+  for (auto& k : r.kernels) k.options.push_back("--fmad=true");
 
   const std::string prefix = "_" + s.result->name + "_";
   const std::string x = prefix + "x", shape = prefix + "shape";

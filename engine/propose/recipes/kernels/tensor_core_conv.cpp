@@ -49,24 +49,6 @@ struct Geometry {
   std::int64_t cin = 0, cout = 0, kh = 0, kw = 0, pad_h = 0, pad_w = 0;
 };
 
-// A module attribute or call argument given per dimension (an int, a list, or for padding "same"/"valid").
-std::vector<std::int64_t> per_dim(const graph::OpGraph& graph, const graph::Node& conv, std::size_t position,
-                                  const char* name, std::int64_t fallback, const std::vector<std::int64_t>& kernel) {
-  std::optional<nlohmann::json> value;
-  if (conv.op == "call_module") {
-    value = module_attr(graph, conv, name);
-  } else if (const auto* text = argument(conv, position, name); text && text->kind == graph::Arg::Kind::String) {
-    value = text->text;
-  }
-  if (value && value->is_string()) return padding_of_mode(conv, value->get<std::string>(), kernel);
-  if (conv.op != "call_module") return per_dim_argument(conv, position, name, 2, fallback);
-  if (!value) return {fallback, fallback};
-  if (value->is_number_integer()) return {value->get<std::int64_t>(), value->get<std::int64_t>()};
-  if (value->is_array() && value->size() == 2 && (*value)[0].is_number_integer() && (*value)[1].is_number_integer())
-    return {(*value)[0].get<std::int64_t>(), (*value)[1].get<std::int64_t>()};
-  throw Unsupported(conv.name + ": " + name + " " + value->dump());
-}
-
 Geometry geometry(const graph::OpGraph& graph, const graph::Node& conv) {
   Geometry g;
   g.input = argument_node(graph, conv, 0, "input");
@@ -108,11 +90,11 @@ Geometry geometry(const graph::OpGraph& graph, const graph::Node& conv) {
   if (!b_dtype.empty() && b_dtype != "float32") throw Unsupported(conv.name + ": a " + b_dtype + " bias");
   g.cout = w_shape[0], g.cin = w_shape[1], g.kh = w_shape[2], g.kw = w_shape[3];
   const std::vector<std::int64_t> kernel = {g.kh, g.kw};
-  for (const auto s : per_dim(graph, conv, 3, "stride", 1, kernel))
+  for (const auto s : conv_per_dim(graph, conv, 3, "stride", 1, kernel))
     if (s != 1) throw Unsupported(conv.name + ": stride " + std::to_string(s));
-  for (const auto d : per_dim(graph, conv, 5, "dilation", 1, kernel))
+  for (const auto d : conv_per_dim(graph, conv, 5, "dilation", 1, kernel))
     if (d != 1) throw Unsupported(conv.name + ": dilation " + std::to_string(d));
-  const auto padding = per_dim(graph, conv, 4, "padding", 0, kernel);
+  const auto padding = conv_per_dim(graph, conv, 4, "padding", 0, kernel);
   g.pad_h = padding[0], g.pad_w = padding[1];
   const auto& in = g.input->meta->shape;
   if (in[1] != g.cin || conv.meta->shape[1] != g.cout ||
@@ -221,16 +203,6 @@ bool sums_each_image(const graph::Node& node) {
   return seen == std::set<std::int64_t>{1, 2, 3};
 }
 
-// The elementwise group that takes the whole of `value`, or null.
-const ElementwiseGroup* group_taking(const std::vector<ElementwiseGroup>& groups, const graph::Node& value) {
-  if (value.users.empty()) return nullptr;
-  const ElementwiseGroup* group = group_with_member(groups, value.users.front());
-  if (!group) return nullptr;
-  for (const auto& user : value.users)
-    if (!group->members.count(user)) return nullptr;
-  return group;
-}
-
 // A reduction over dim 1 of a 4D tensor (keepdim either way), with its values node; nothing otherwise.
 std::optional<std::pair<const graph::Node*, const graph::Node*>> channel_reduction(const graph::OpGraph& graph,
                                                                                     const graph::Node& node) {
@@ -295,10 +267,8 @@ Epilogue epilogue_of(const graph::OpGraph& graph, const graph::Node& conv, const
     throw Unsupported(conv.name + ": the elementwise ops after it change its shape (a broadcast)");
   // Ops before a norm, softmax or reduction are that kernel's prologue (row_fusion.h), which reads
   // the convolution's output once anyway: taking them here would leave the norm to torch.
-  static const std::set<std::string> kAnchors = {"group_norm", "layer_norm", "instance_norm", "batch_norm", "softmax",
-                                                 "log_softmax", "sum", "mean", "amax", "amin", "max", "min", "logsumexp"};
   for (const auto& name : root->users)
-    if (const graph::Node* user = graph.find(name); user && kAnchors.count(user->kind))
+    if (const graph::Node* user = graph.find(name); user && is_row_kernel(*user))
       throw Unsupported(conv.name + ": the ops after it are the prologue of '" + name + "' (" + user->kind + ")");
   e.produces = e.group->root;
   e.covered.insert(e.group->members.begin(), e.group->members.end());

@@ -42,7 +42,7 @@ TEST(KnowledgeBaseTest, RealDirectoryLoadsWithoutProblems) {
   ASSERT_EQ(kb.prompts.size(), 2u);
   EXPECT_EQ(kb.prompts[0].id, "propose");
   EXPECT_EQ(kb.prompts[1].id, "repair");
-  EXPECT_EQ(kb.templates.size(), 23u);
+  EXPECT_EQ(kb.templates.size(), 24u);
 }
 
 TEST(KnowledgeBaseTest, RecipesAreSortedById) {

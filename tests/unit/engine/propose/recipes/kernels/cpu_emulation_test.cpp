@@ -313,6 +313,80 @@ OpGraph conv_stencils(Shape x = {2, 1, 20, 18, 35}) {
   return b.build({"conv3d", "conv2d"});
 }
 
+// Depthwise convs with learned weights (depthwise_conv2d.cu): an nn.Conv2d 7x7 with a bias on planes
+// a block covers whole (13 x 18: 5 threads of 4 in x, the last with two outputs), an F.conv2d 3x3 of
+// stride 2 with a parameter and no bias, and an nn.Conv2d 5x5 with padding_mode reflect on 75 x 70
+// planes (two tiles of 64 in each direction).
+OpGraph depthwise_convs() {
+  GraphBuilder b;
+  b.input("x", {2, 6, 13, 18}).input("y", {2, 5, 17, 15}).input("z", {1, 2, 75, 70});
+  b.module("dw", "Conv2d",
+           {{"in_channels", 6}, {"out_channels", 6}, {"groups", 6}, {"bias", true}, {"padding", {3, 3}},
+            {"padding_mode", "zeros"}},
+           {{"weight", {6, 1, 7, 7}}, {"bias", {6}}});
+  b.parameter("w", "w", {5, 1, 3, 3});
+  b.module("dw5", "Conv2d",
+           {{"in_channels", 2}, {"out_channels", 2}, {"groups", 2}, {"bias", true}, {"padding", {2, 2}},
+            {"padding_mode", "reflect"}},
+           {{"weight", {2, 1, 5, 5}}, {"bias", {2}}});
+  b.call("dw", "call_module", "dw", "conv2d", {node_arg("x")}, {}, {2, 6, 13, 18}, "float32", "self.dw(x)");
+  b.call("strided", "call_function", "torch.nn.functional.conv2d", "conv2d", {node_arg("y"), node_arg("w")},
+         {{"stride", int_arg(2)}, {"padding", int_arg(1)}, {"groups", int_arg(5)}}, {2, 5, 9, 8});
+  b.call("dw5", "call_module", "dw5", "conv2d", {node_arg("z")}, {}, {1, 2, 75, 70}, "float32", "self.dw5(z)");
+  return b.build({"dw", "strided", "dw5"});
+}
+
+// A MobileNetV2 depthwise stage: nn.Conv2d 3x3 (groups = 12, no bias) -> BatchNorm2d (eval) -> F.relu6;
+// the batch norm and the clamp run in the depthwise kernel's store, the statistics read at the channel.
+OpGraph depthwise_batch_norm_relu6(Shape x = {3, 12, 11, 9}) {
+  const std::int64_t c = x[1];
+  GraphBuilder b;
+  b.input("x", x);
+  b.module("dw", "Conv2d",
+           {{"in_channels", c}, {"out_channels", c}, {"groups", c}, {"bias", false}, {"padding", {1, 1}},
+            {"padding_mode", "zeros"}},
+           {{"weight", {c, 1, 3, 3}}});
+  b.module("bn", "BatchNorm2d", {{"eps", 1e-5}, {"track_running_stats", true}}, {{"weight", {c}}, {"bias", {c}}},
+           {{"running_mean", {c}}, {"running_var", {c}}});
+  b.call("dw", "call_module", "dw", "conv2d", {node_arg("x")}, {}, x, "float32", "self.dw(x)");
+  b.call("bn", "call_module", "bn", "batch_norm", {node_arg("dw")}, {}, x, "float32", "self.bn(dw)");
+  b.call("relu6", "call_function", "torch.nn.functional.relu6", "hardtanh", {node_arg("bn")}, {}, x);
+  return b.build({"relu6"});
+}
+
+// Depthwise conv1d: a Conformer module's nn.Conv1d of 15 taps with BatchNorm1d and SiLU in its store, over
+// a sequence longer than one block (600 outputs, blocks of 128 threads: two), and a causal F.conv1d of 4 taps.
+OpGraph depthwise_conv1d() {
+  GraphBuilder b;
+  b.input("x", {2, 6, 600}).input("y", {3, 5, 33});
+  b.module("dw", "Conv1d",
+           {{"in_channels", 6}, {"out_channels", 6}, {"groups", 6}, {"bias", true}, {"padding", {7}},
+            {"padding_mode", "zeros"}},
+           {{"weight", {6, 1, 15}}, {"bias", {6}}});
+  b.module("bn", "BatchNorm1d", {{"eps", 1e-5}, {"track_running_stats", true}}, {{"weight", {6}}, {"bias", {6}}},
+           {{"running_mean", {6}}, {"running_var", {6}}});
+  b.parameter("w", "w", {5, 1, 4});
+  b.call("dw", "call_module", "dw", "conv1d", {node_arg("x")}, {}, {2, 6, 600}, "float32", "self.dw(x)");
+  b.call("bn", "call_module", "bn", "batch_norm", {node_arg("dw")}, {}, {2, 6, 600}, "float32", "self.bn(dw)");
+  b.call("silu", "call_function", "torch.nn.functional.silu", "silu", {node_arg("bn")}, {}, {2, 6, 600});
+  b.call("causal", "call_function", "torch.conv1d", "conv1d", {node_arg("y"), node_arg("w")},
+         {{"padding", int_arg(3)}, {"groups", int_arg(5)}}, {3, 5, 36});
+  return b.build({"silu", "causal"});
+}
+
+// ConvNeXt's depthwise conv: nn.Conv2d(C, C, 7, padding=3, groups=C) with a bias.
+OpGraph convnext_depthwise(Shape x) {
+  const std::int64_t c = x[1];
+  GraphBuilder b;
+  b.input("x", x);
+  b.module("dwconv", "Conv2d",
+           {{"in_channels", c}, {"out_channels", c}, {"groups", c}, {"bias", true}, {"padding", {3, 3}},
+            {"padding_mode", "zeros"}},
+           {{"weight", {c, 1, 7, 7}}, {"bias", {c}}});
+  b.call("dwconv", "call_module", "dwconv", "conv2d", {node_arg("x")}, {}, x, "float32", "self.dwconv(x)");
+  return b.build({"dwconv"});
+}
+
 // F.pad with a boundary mode, then a stencil conv: the pad folds into the direct kernel's boundary.
 OpGraph padded_stencils() {
   GraphBuilder b;
@@ -988,6 +1062,23 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
                    {"self.conv.stride, self.conv.padding, self.conv.dilation, self.conv.groups = (1, 1, 1), (0, 0, 0), "
                     "(1, 1, 1), 1",
                     "self.gn.num_groups = 4"}});
+  cases.push_back({"depthwise_convs", depthwise_convs(),
+                   {{"dw", "F.conv2d(x, self.dw.weight, self.dw.bias, padding=3, groups=6)"},
+                    {"strided", "F.conv2d(y, w, None, stride=2, padding=1, groups=5)"},
+                    {"dw5", "F.conv2d(F.pad(z, (2, 2, 2, 2), mode='reflect'), self.dw5.weight, self.dw5.bias, groups=2)"}},
+                   {"s3_depthwise_conv2d", "s3_depthwise_conv2d", "s3_depthwise_conv2d"}});
+  // The depthwise kernel with the batch norm and ReLU6 in its store (first), the channels_last conv with
+  // them as its epilogue, and the elementwise kernel alone after cuDNN's conv.
+  cases.push_back({"depthwise_batch_norm_relu6", depthwise_batch_norm_relu6(),
+                   {{"relu6", "F.relu6(F.batch_norm(F.conv2d(x, self.dw.weight, None, padding=1, groups=12), "
+                              "self.bn.running_mean, self.bn.running_var, self.bn.weight, self.bn.bias, False, 0.1, 1e-5))"}},
+                   {"s3_depthwise_conv2d", "s3_channels_last_conv_epilogue", "s3_elementwise_fusion"},
+                   {"self.dw.stride, self.dw.padding, self.dw.dilation, self.dw.groups = (1, 1), (1, 1), (1, 1), 12"}});
+  cases.push_back({"depthwise_conv1d", depthwise_conv1d(),
+                   {{"silu", "F.silu(F.batch_norm(F.conv1d(x, self.dw.weight, self.dw.bias, padding=7, groups=6), "
+                             "self.bn.running_mean, self.bn.running_var, self.bn.weight, self.bn.bias, False, 0.1, 1e-5))"},
+                    {"causal", "F.conv1d(y, w, None, padding=3, groups=5)"}},
+                   {"s3_depthwise_conv2d", "s3_elementwise_fusion", "s3_depthwise_conv2d"}});
   const std::string long_norm = "torch.relu(F.group_norm(x, 2, self.gn.weight, self.gn.bias, 1e-5))";
   cases.push_back({"long_group_norm_split", long_group_norm(), {{"relu", long_norm}},
                    {"s3_split_welford_norm", "s3_welford_group_norm"}, {"self.gn.num_groups = 2"}});
@@ -1038,6 +1129,17 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
       {"rms_norm_large", rms_norm(65536, 4096),
        {{"mul_1", "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))"}}, {"s3_row_in_registers"}, {}, {},
        true, 2 * 4.0 * 65536 * 4096},
+      // Depthwise convs at the generalisation suite's sizes against cuDNN: ConvNeXt's 7x7 (x read, the output written),
+      // and MobileNetV2's 3x3 with its batch norm and ReLU6 in the store.
+      {"convnext_depthwise_large", convnext_depthwise({32, 192, 56, 56}),
+       {{"dwconv", "F.conv2d(x, self.dwconv.weight, self.dwconv.bias, padding=3, groups=192)"}}, {"s3_depthwise_conv2d"}, {},
+       {}, true, 2 * 4.0 * 32 * 192 * 56 * 56},
+      {"mobilenet_depthwise_large", depthwise_batch_norm_relu6({128, 192, 56, 56}),
+       {{"relu6", "F.relu6(F.batch_norm(F.conv2d(x, self.dw.weight, None, padding=1, groups=192), self.bn.running_mean, "
+                  "self.bn.running_var, self.bn.weight, self.bn.bias, False, 0.1, 1e-5))"}},
+       {"s3_depthwise_conv2d", "s3_channels_last_conv_epilogue", "s3_elementwise_fusion"},
+       {"self.dw.stride, self.dw.padding, self.dw.dilation, self.dw.groups = (1, 1), (1, 1), (1, 1), 192"}, {}, true,
+       2 * 4.0 * 128 * 192 * 56 * 56},
   };
   // The emitted module's _divider and _broadcast_shapes, which the launch statements call.
   json all = {{"cases", json::array()}, {"helpers", divider_helper() + broadcast_helper()}};
@@ -1072,7 +1174,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 107) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 113) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   long_row_logsumexp: lse max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   reductions_streaming: log_probs max error"));
   // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
@@ -1161,7 +1263,16 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels conv_tc_total_3xtf32, conv_tc_total_images)\n"
                                                "ok   conv3d_group_norm_ndhwc: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_ndhwc_finalize, fused_relu_ndhwc_partial, fused_relu_ndhwc_vec, "
-                                               "to_channels_last_float32)\nok   long_group_norm_split: relu max error"));
+                                               "to_channels_last_float32)\nok   depthwise_convs: dw max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels depthwise_dw, depthwise_dw5, depthwise_strided)\n"
+                                               "ok   depthwise_convs: dw5 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels depthwise_dw, depthwise_dw5, depthwise_strided)\n"
+                                               "ok   depthwise_convs: strided max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels depthwise_dw, depthwise_dw5, depthwise_strided)\n"
+                                               "ok   depthwise_batch_norm_relu6: relu6 max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels depthwise_relu6)\nok   depthwise_conv1d: causal max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels depthwise_causal, depthwise_silu)\nok   depthwise_conv1d: silu max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels depthwise_causal, depthwise_silu)\nok   long_group_norm_split: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_relu_finalize, fused_relu_partial, fused_relu_vec)\n"
                                                "ok   long_group_norm_streaming: relu max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   column_bias_packed: add max error"));

@@ -1,7 +1,8 @@
 // Convolution stencils: a single-channel conv3d with a fixed (buffer, persistent
 // or not) 3x3x3 coefficient tensor and a depthwise conv2d become stencil
 // kernels that read their coefficients on the device; learned weights
-// (parameters), strides and real convolutions are left alone.
+// (parameters: a 2D depthwise conv's are depthwise_conv_test.cpp's), strides
+// and real convolutions are left alone.
 #include "engine/propose/recipes/kernels/stencil_conv.h"
 
 #include <gmock/gmock.h>
@@ -51,6 +52,8 @@ TEST(StencilConv, SingleChannelConv3dWithFixedCoefficients) {
   EXPECT_EQ(direct.description, "conv3d with one channel and 27 fixed coefficients as a 3D stencil kernel (coefficients "
                                 "read on the device, four outputs per thread from 16-byte loads, neighbours through the caches)");
   ASSERT_EQ(direct.kernels.size(), 2u);
+  // Contracted products, as cuDNN computes the reference conv (not eager's op-by-op rounding of slices).
+  for (const auto& k : direct.kernels) EXPECT_THAT(k.options, ElementsAre("--fmad=true"));
   EXPECT_EQ(direct.kernels[0].name, "stencil_conv3d_vec4");
   EXPECT_EQ(direct.kernels[1].name, "stencil_conv3d");
   EXPECT_EQ(direct.statements.back(),
@@ -223,7 +226,8 @@ TEST(StencilConv, LeavesLearnedWeightsStridesAndRealConvolutionsAlone) {
   covered.clear();
   EXPECT_TRUE(find_conv_stencils(laplacian_conv3d(false, 1, true), covered, options(), skipped).empty());
   ASSERT_EQ(skipped.size(), 1u);
-  EXPECT_EQ(skipped[0].reason, "conv3d: the weight is not a buffer or constant (fixed coefficients)");
+  EXPECT_EQ(skipped[0].reason,
+            "conv3d: learned weights (not a buffer or constant): only a 2D depthwise conv has a kernel for them");
   skipped.clear();
   EXPECT_TRUE(find_conv_stencils(laplacian_conv3d(false, 2), covered, options(), skipped).empty());
   ASSERT_EQ(skipped.size(), 1u);

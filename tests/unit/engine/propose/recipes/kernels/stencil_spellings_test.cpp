@@ -178,6 +178,8 @@ TEST(StencilSpellings, UnfoldWindowsWeightedAndSummedAreAStencil) {
   std::vector<SkippedRewrite> skipped;
   const auto found = unfold_stencils(captured_graph("stencil2d_unfold_windows"), skipped);
   EXPECT_TRUE(skipped.empty());
+  for (const auto& r : found)
+    for (const auto& k : r.kernels) EXPECT_THAT(k.options, ElementsAre("--fmad=true")) << k.name;
   // Per-channel coefficients: the vec4 kernel over planes cannot tell the channels apart.
   ASSERT_EQ(found.size(), 1u);
   const Replacement& r = found[0];

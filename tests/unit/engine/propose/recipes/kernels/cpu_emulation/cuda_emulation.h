@@ -32,6 +32,7 @@ extern thread_local dim3 blockDim, gridDim;
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 
 extern "C" void __syncthreads();
 extern "C" float __shfl_xor_sync(unsigned mask, float value, int offset);
