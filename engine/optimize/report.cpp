@@ -87,6 +87,7 @@ nlohmann::json candidate_json(const propose::Candidate& c) {
                                                    : nlohmann::json(nullptr)}});
     }
     out["parts"] = std::move(parts);
+    if (c.parts_under_compile) out["parts_under_compile"] = true;
   }
   return out;
 }
@@ -96,7 +97,10 @@ std::optional<double> alone_speedup(const OptimizeResult& r, const propose::Cand
   std::optional<double> best;
   for (const auto& a : r.attempts) {
     const auto& c = a.attempt.candidate;
-    if (!a.attempt.correct || !a.attempt.speedup || c.parts.size() != 1 || c.parts.front().key != part.key) continue;
+    // A compiled composition's speedup is torch.compile's with the part, not the part's alone.
+    if (!a.attempt.correct || !a.attempt.speedup || c.parts.size() != 1 || c.parts.front().key != part.key ||
+        c.parts_under_compile)
+      continue;
     if (!best || *a.attempt.speedup > *best) best = a.attempt.speedup;
   }
   return best;

@@ -48,6 +48,10 @@ struct Candidate {
   // later proposal stitch the parts that passed into one module, and the
   // report say what each region got.
   std::vector<CandidatePart> parts;
+  // Its parts run inside a torch.compile of the rest (the knowledge proposer's
+  // compiled composition): its verdict says nothing of each part, so the
+  // composition from verified parts takes no evidence from it.
+  bool parts_under_compile = false;
   // Set when the proposer could not produce usable code (an empty, truncated or
   // code-less reply): the candidate is logged and counted, never evaluated.
   std::optional<std::string> rejected;

@@ -58,7 +58,9 @@ std::optional<std::string> torch_compile_mode(std::string_view source);
 // `_KERNEL_COMPILERS` table): torch.compile traces into the launch (ctypes, raw
 // pointers) and fails, "Can't get __cuda_array_interface__ on Variable that
 // requires grad" (a conv + ReLU + bias and a ResNet block on the H200,
-// 2026-12-02), so such a module is not proposed compiled.
+// 2026-12-02), so such a module is not proposed compiled. A module whose
+// kernel regions are decorated `_hiera_eager` (torch.compiler.disable: the
+// knowledge proposer's opaque regions) runs them outside the trace: false.
 bool launches_nvrtc_kernels(std::string_view source);
 
 // Whether a torch of that version has torch.compile (2.0 and later); true when

@@ -166,10 +166,18 @@ def _hiera_cuda_graph_call(module, compute, inputs):
     state["graph"].replay()
     return _hiera_clone_output(state["output"]))";
 
+// Defined before the opaque kernel regions (EmitOptions::opaque_kernel_regions) it decorates.
+const char* const kEagerRegionHelper = R"(def _hiera_eager(function):
+    """function, run as it is under torch.compile (a graph break): dynamo cannot trace a
+    kernel's ctypes launch, so inductor compiles the code between the kernel regions."""
+    disable = getattr(getattr(torch, "compiler", None), "disable", None)
+    return disable(function) if disable is not None else function)";
+
 class Emitter {
  public:
-  Emitter(const graph::OpGraph& graph, const std::string& reference, const std::vector<Replacement>& replacements)
-      : graph_(graph), reference_(reference), replacements_(replacements) {}
+  Emitter(const graph::OpGraph& graph, const std::string& reference, const std::vector<Replacement>& replacements,
+          const EmitOptions& options)
+      : graph_(graph), reference_(reference), replacements_(replacements), options_(options) {}
 
   EmittedModule run() {
     if (const std::string error = validate(); !error.empty()) return {{}, error};
@@ -177,6 +185,10 @@ class Emitter {
       if (const std::string error = build_items(); !error.empty()) return {{}, error};
       mark_live();
       if (const std::string error = check_reads(); !error.empty()) return {{}, error};
+      for (auto& item : items_) {
+        if (item.live && item.replacement && !item.replacement->kernels.empty() && options_.opaque_kernel_regions)
+          item.lines = {region_call(item)};
+      }
     }
     return {render(), {}};
   }
@@ -287,6 +299,19 @@ class Emitter {
     return {};
   }
 
+  // The region as a function of `self` and the values it reads, defined once
+  // at module level (region_functions_), and the forward's line that calls it.
+  std::string region_call(const Item& item) {
+    const std::string function = "_hiera_region_" + item.defines;
+    std::vector<std::string> params{"self"};
+    params.insert(params.end(), item.reads.begin(), item.reads.end());
+    std::string text = std::string(kEagerRegionDecorator) + "\ndef " + function + "(" + join(params, ", ") + "):\n";
+    for (const auto& line : item.lines) text += "    " + line + "\n";
+    text += "    return " + item.defines;
+    region_functions_.push_back({item.lines, std::move(text)});
+    return item.defines + " = " + function + "(" + join(params, ", ") + ")";
+  }
+
   static std::set<std::string> node_reads(const graph::Node& node) {
     std::set<std::string> out;
     std::vector<const graph::Arg*> stack;
@@ -371,6 +396,9 @@ class Emitter {
     const std::string signature = "(" + join(declaration, ", ") + "):";
     const std::vector<std::string> body = body_lines();
     const bool wrapped = cuda_graph_ || !settings_.empty();
+    // Every line the generated code runs: forward's and the opaque regions'.
+    std::vector<std::string> code = body;
+    for (const auto& region : region_functions_) code.insert(code.end(), region.lines.begin(), region.lines.end());
 
     std::vector<std::string> definitions;
     std::vector<std::string> extra_imports;
@@ -385,7 +413,7 @@ class Emitter {
 
     // Standard modules the generated code names (node code may spell operator.* or math.*).
     std::set<std::string> names;
-    for (const auto& line : body) {
+    for (const auto& line : code) {
       for (const auto& n : read_names(line)) names.insert(n);
     }
     for (const auto& d : definitions) {
@@ -422,12 +450,16 @@ class Emitter {
         compilers += "    " + python_string(name) + ": lambda: nvrtc_runtime.compile(" + constant + ", " +
                      python_string(name) + ", options=[" + join(quoted, ", ") + "]),\n";
       }
-      const auto uses = [&body](const char* helper) {
-        return std::any_of(body.begin(), body.end(),
+      const auto uses = [&code](const char* helper) {
+        return std::any_of(code.begin(), code.end(),
                            [helper](const std::string& line) { return line.find(helper) != std::string::npos; });
       };
       blocks.push_back(sources + compilers + "}\n" + kKernelHelpers + (uses("_divider(") ? kDividerHelper : "") +
                        (uses("_broadcast_shapes(") ? kBroadcastHelper : ""));
+    }
+    if (!region_functions_.empty()) {
+      blocks.push_back(kEagerRegionHelper);
+      for (const auto& region : region_functions_) blocks.push_back(region.text);
     }
     if (cuda_graph_) blocks.push_back(kCudaGraphHelpers);
 
@@ -471,9 +503,17 @@ class Emitter {
     return out;
   }
 
+  // An opaque kernel region: its statements (for the scans of names and helpers) and its definition.
+  struct RegionFunction {
+    std::vector<std::string> lines;
+    std::string text;
+  };
+
   const graph::OpGraph& graph_;
   const std::string& reference_;
   const std::vector<Replacement>& replacements_;
+  EmitOptions options_;
+  std::vector<RegionFunction> region_functions_;
   std::map<std::string, const Replacement*> owner_;
   std::map<std::string, std::string> settings_;
   std::vector<std::string> setting_order_;
@@ -486,8 +526,8 @@ class Emitter {
 }  // namespace
 
 EmittedModule emit_module(const graph::OpGraph& graph, const std::string& reference_source,
-                          const std::vector<Replacement>& replacements) {
-  return Emitter(graph, reference_source, replacements).run();
+                          const std::vector<Replacement>& replacements, const EmitOptions& options) {
+  return Emitter(graph, reference_source, replacements, options).run();
 }
 
 std::string divider_helper() { return kDividerHelper; }

@@ -21,10 +21,18 @@ struct EmittedModule {
   bool ok() const { return error.empty(); }
 };
 
+struct EmitOptions {
+  // Each replacement that launches kernels becomes a module-level function
+  // under `_hiera_eager` (torch.compiler.disable), which forward calls: under
+  // torch.compile every such region runs as it is (a graph break; dynamo
+  // cannot trace the ctypes launch) and inductor compiles what lies between.
+  bool opaque_kernel_regions = false;
+};
+
 // Without a captured graph (capture fell back) only whole-forward replacements
 // apply: forward then wraps the reference's own forward (super().forward).
 EmittedModule emit_module(const graph::OpGraph& graph, const std::string& reference_source,
-                          const std::vector<Replacement>& replacements);
+                          const std::vector<Replacement>& replacements, const EmitOptions& options = {});
 
 // The Python of `_divider`, which the emitted module defines when a launch
 // divides a kernel's index by a size: for harnesses that run launch statements
@@ -34,6 +42,10 @@ std::string divider_helper();
 // The Python of `_broadcast_shapes`, defined when a launch broadcasts its
 // inputs' shapes; for the same harnesses.
 std::string broadcast_helper();
+
+// The decorator line of an opaque kernel region (EmitOptions): a module holding
+// it launches its kernels where torch.compile does not trace.
+inline constexpr const char* kEagerRegionDecorator = "@_hiera_eager";
 
 // The comment line that starts the generated block.
 inline constexpr const char* kGeneratedMarker =

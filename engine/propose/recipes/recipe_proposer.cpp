@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/graph/normalize.h"
+#include "engine/propose/compile_proposer.h"
 #include "engine/propose/recipes/module_emitter.h"
 #include "engine/propose/recipes/replacement_sets.h"
 #include "engine/propose/recipes/rewrites/rewrites.h"
@@ -151,6 +152,25 @@ CandidateSets candidate_sets(const std::vector<Replacement>& pool, const std::ve
   return out;
 }
 
+// The parts of a compiled composition: the rewrites marked library_gap (kernels for what torch.compile also hands
+// to the library, a depthwise conv to cuDNN) that this run has not blamed, non-overlapping, in pool order.
+std::vector<std::size_t> library_gap_parts(const std::vector<Replacement>& pool, const std::vector<PartEvidence>& evidence) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (!pool[i].library_gap || evidence[i].blamed) continue;
+    if (std::none_of(out.begin(), out.end(), [&](std::size_t j) { return conflict(pool[i], pool[j]); })) out.push_back(i);
+  }
+  return out;
+}
+
+// Whether torch.compile passed verification in this run: it works for this module on the worker's torch.
+bool compile_passed(const ProposalRequest& request) {
+  if (!has_torch_compile(request.torch_version)) return false;
+  return std::any_of(request.history.begin(), request.history.end(), [](const Attempt& a) {
+    return a.correct && torch_compile_mode(a.candidate.source).has_value();
+  });
+}
+
 }  // namespace
 
 RecipeProposer::RecipeProposer(KernelRewrites kernel_rewrites) : kernel_rewrites_(std::move(kernel_rewrites)) {}
@@ -201,6 +221,38 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
   const std::size_t wanted = static_cast<std::size_t>(std::max(1, request.count));
   int repeated = 0;
   const std::optional<double> forward_ms = time_of_nodes(graph, nullptr);  // each part's share is of this
+  auto add_parts = [&](Candidate& c, const std::vector<std::size_t>& set, bool informed) {
+    std::string descriptions;
+    for (const auto i : set) {
+      const Replacement& r = pool[i];
+      if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
+      descriptions += (descriptions.empty() ? "" : "; ") + r.description + (informed ? " " + evidence_text(evidence[i]) : "");
+      c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description,
+                         time_replaced(graph, r), graph::region_work(graph, r.covered, r.produces), forward_ms});
+    }
+    return descriptions;
+  };
+  // First, once torch.compile has passed in this run: the model compiled by torch.compile with the kernels that do
+  // what torch.compile leaves to a library poorly (a graph break each), inductor fusing everything else.
+  if (const auto gap = library_gap_parts(pool, evidence); !gap.empty() && compile_passed(request)) {
+    std::vector<Replacement> chosen;
+    for (const auto i : gap) chosen.push_back(pool[i]);
+    EmitOptions emit_options;
+    emit_options.opaque_kernel_regions = true;
+    const EmittedModule module = emit_module(graph, request.reference_source, chosen, emit_options);
+    if (!module.ok()) {
+      problems.push_back(module.error);
+    } else if (const std::string source = compiled_module(module.source, "ModelNew", kCompileModeDefault);
+               seen.insert(source).second) {
+      Candidate c = make_candidate(request);
+      c.source = source;
+      c.parts_under_compile = true;
+      c.notes = "torch.compile (mode default) of the model with hiera's kernels where torch.compile calls a library "
+                "that is poor at the op, each run as it is: " + add_parts(c, gap, false);
+      add_normalization_notes(normalized, c);
+      out.push_back(std::move(c));
+    }
+  }
   for (std::size_t s = 0; s < sets.sets.size() && out.size() < wanted; ++s) {
     throw_if_cancelled(cancel);
     std::vector<Replacement> chosen;
@@ -218,15 +270,7 @@ std::vector<Candidate> RecipeProposer::propose(const ProposalRequest& request, c
     const bool informed = !sets.headings[s].empty();
     Candidate c = make_candidate(request);
     c.source = module.source;
-    std::string descriptions;
-    for (const auto i : sets.sets[s]) {
-      const Replacement& r = pool[i];
-      if (std::find(c.recipes.begin(), c.recipes.end(), r.recipe) == c.recipes.end()) c.recipes.push_back(r.recipe);
-      descriptions += (descriptions.empty() ? "" : "; ") + r.description + (informed ? " " + evidence_text(evidence[i]) : "");
-      c.parts.push_back({keys[i], r.recipe, r.space, r.whole_forward() ? "forward" : r.produces, r.description,
-                         time_replaced(graph, r), graph::region_work(graph, r.covered, r.produces), forward_ms});
-    }
-    c.notes = sets.headings[s] + descriptions;
+    c.notes = sets.headings[s] + add_parts(c, sets.sets[s], informed);
     add_normalization_notes(normalized, c);
     out.push_back(std::move(c));
   }

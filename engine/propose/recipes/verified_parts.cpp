@@ -153,7 +153,7 @@ std::vector<PartEvidence> part_evidence(const std::vector<std::string>& keys, co
   std::map<std::string, PartEvidence> by_key;
   // Passing candidates first: a failure's blame goes to a part no passing candidate holds.
   for (const auto& a : history) {
-    if (!a.correct || a.candidate.parts.empty()) continue;
+    if (!a.correct || a.candidate.parts.empty() || a.candidate.parts_under_compile) continue;
     for (const auto& part : a.candidate.parts) {
       PartEvidence& e = by_key[part.key];
       e.passed = true;
@@ -163,7 +163,7 @@ std::vector<PartEvidence> part_evidence(const std::vector<std::string>& keys, co
   }
   for (const auto& a : history) {
     // A rejected candidate never reached verification: it says nothing about its parts.
-    if (a.correct || a.candidate.parts.empty() || a.candidate.rejected) continue;
+    if (a.correct || a.candidate.parts.empty() || a.candidate.rejected || a.candidate.parts_under_compile) continue;
     std::vector<std::string> unverified;
     for (const auto& part : a.candidate.parts) {
       const auto found = by_key.find(part.key);
@@ -254,7 +254,7 @@ std::vector<std::size_t> compose_verified(const std::vector<Replacement>& pool,
 std::optional<Bisection> bisect_failure(const std::vector<Replacement>& pool, const std::vector<std::string>& keys,
                                         const std::vector<PartEvidence>& evidence, const std::vector<Attempt>& history) {
   for (auto a = history.rbegin(); a != history.rend(); ++a) {
-    if (a->correct || a->candidate.rejected || a->candidate.parts.size() < 2) continue;
+    if (a->correct || a->candidate.rejected || a->candidate.parts.size() < 2 || a->candidate.parts_under_compile) continue;
     std::vector<std::size_t> unjudged;
     for (const auto& part : a->candidate.parts) {
       const auto at = std::find(keys.begin(), keys.end(), part.key);

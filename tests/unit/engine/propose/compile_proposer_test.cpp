@@ -244,6 +244,20 @@ TEST(CompileProposer, ABestThatLaunchesNvrtcKernelsIsNotCompiled) {
   EXPECT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
 }
 
+TEST(CompileProposer, AModuleWhoseKernelRegionsRunOutsideTheTraceIsCompiled) {
+  CompileProposer proposer;
+  ProposalRequest r = s1_request(1);
+  r.space = knowledge::Space::S3;
+  // The knowledge proposer's opaque regions: each launch inside a function under _hiera_eager
+  // (torch.compiler.disable), so dynamo never reaches the ctypes launch.
+  r.current_best_source = read(kFixtures / "best_candidate.py") + "\n_KERNEL_COMPILERS = {}\n\n\ndef _hiera_eager(function):\n"
+                          "    return function\n";
+  EXPECT_FALSE(launches_nvrtc_kernels(r.current_best_source));
+  ASSERT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
+  // The name alone inside forward's text is not the module-level helper.
+  EXPECT_TRUE(launches_nvrtc_kernels("_KERNEL_COMPILERS = {}\nx = _hiera_eager\n"));
+}
+
 TEST(CompileProposer, WhereTheCompiledReferenceLeadsHierasFastestCompilableModuleIsCompiled) {
   CompileProposer proposer;
   ProposalRequest r = s1_request(1);

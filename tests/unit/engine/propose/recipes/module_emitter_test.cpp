@@ -1,8 +1,14 @@
 // The module emitter: the reference verbatim, then ModelNew(Model) with one
 // statement per live node and the replacements in place of what they cover;
 // exact text, and a refusal (never broken code) for every inconsistent input.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
+#include "build_paths.h"
 #include "engine/propose/recipes/module_emitter.h"
 #include "graph_fixtures.h"
 
@@ -137,6 +143,43 @@ def _grid(n, block, blocks_per_sm=4):
   const std::string plain = generated(emit_module(captured_graph("casts"), reference, {}), reference);
   EXPECT_EQ(plain.find("nvrtc_runtime"), std::string::npos);
   EXPECT_EQ(plain.find("_KERNEL_SOURCES"), std::string::npos);
+}
+
+// Golden files under tests/fixtures/propose/recipes/; HIERA_UPDATE_FIXTURES=1 rewrites them from the current output.
+void expect_golden(const std::string& actual, const std::string& name) {
+  const auto path = std::filesystem::path(::hiera::testing::source_dir()) / "tests" / "fixtures" / "propose" / "recipes" /
+                    (name + ".py.golden");
+  if (std::getenv("HIERA_UPDATE_FIXTURES")) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << actual;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing " << path << " (HIERA_UPDATE_FIXTURES=1 writes it)";
+  std::ostringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(actual, text.str()) << name << " differs from " << path << " (HIERA_UPDATE_FIXTURES=1 rewrites it)";
+}
+
+TEST(ModuleEmitter, OpaqueKernelRegionsAreFunctionsUnderHieraEager) {
+  const std::string reference = reference_source("casts");
+  // A kernel region that reads x and a temporary of its own; an S1 rewrite without kernels stays inline.
+  Replacement k = node_replacement(
+      {"tanh"}, "tanh",
+      {"_tanh_x = x.contiguous()", "tanh = torch.empty_like(_tanh_x)",
+       "_kernel(\"hiera_tanh\")((_grid(_tanh_x.numel(), 256),), (256,), tanh, _tanh_x, _tanh_x.numel())"});
+  k.kernels = {{"hiera_tanh", "extern \"C\" __global__ void hiera_tanh(float* y, const float* x, int n) {}", {}}};
+  const Replacement inline_rewrite = node_replacement({"contiguous", "to", "double", "float_1"}, "float_1",
+                                                      {"float_1 = tanh"});
+  EmitOptions options;
+  options.opaque_kernel_regions = true;
+  const std::string text = generated(emit_module(captured_graph("casts"), reference, {k, inline_rewrite}, options), reference);
+  expect_golden(text, "opaque_kernel_regions");
+  EXPECT_NE(text.find(std::string(kEagerRegionDecorator) + "\ndef _hiera_region_tanh(self, x):\n"), std::string::npos);
+  EXPECT_NE(text.find("        tanh = _hiera_region_tanh(self, x)\n        float_1 = tanh\n"), std::string::npos);
+  // Without the option the same replacements are inline, with no helper.
+  const std::string plain = generated(emit_module(captured_graph("casts"), reference, {k, inline_rewrite}), reference);
+  EXPECT_EQ(plain.find("_hiera_eager"), std::string::npos);
+  EXPECT_NE(plain.find("        _tanh_x = x.contiguous()\n"), std::string::npos);
 }
 
 TEST(ModuleEmitter, WrapsForwardForSettingsAndCudaGraphs) {

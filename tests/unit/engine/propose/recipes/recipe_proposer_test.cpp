@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/knowledge/knowledge_base.h"
+#include "engine/propose/compile_proposer.h"
 #include "engine/propose/recipes/recipe_proposer.h"
 #include "engine/propose/recipes/module_emitter.h"
 #include "graph_fixtures.h"
@@ -260,6 +261,78 @@ TEST(RecipeProposer, S3UsesTheGeneratedKernelsOfTheKnowledgeBase) {
   EXPECT_NE(candidates[0].source.find("_KERNEL_COMPILERS = {"), std::string::npos);
   EXPECT_NE(candidates[0].source.find("\"--fmad=false\""), std::string::npos);  // eager's rounding, op by op
   EXPECT_NE(candidates[0].source.find("from hiera_runner import nvrtc_runtime"), std::string::npos);
+}
+
+// Once torch.compile passed in the run, S3 first offers the model compiled by torch.compile with the kernels for
+// what torch.compile leaves to a library poorly (learned depthwise convs, cuDNN's GEMM of one channel), each an
+// opaque region; their verdict is torch.compile's, so it is no evidence about the parts alone.
+TEST(RecipeProposer, AfterTorchCompilePassedS3FirstCompilesTheModelAroundTheLibraryGapKernels) {
+  const auto kb = hiera::engine::knowledge::load_knowledge(::hiera::testing::source_dir() + "/knowledge");
+  RecipeProposer proposer(kb);
+  Step s = step("depthwise_convs", knowledge::Space::S3, 2);
+  s.request.graph = &s.graph;
+  s.request.torch_version = "2.11.0+cu130";
+  const auto is_compiled = [](const propose::Candidate& c) { return propose::torch_compile_mode(c.source).has_value(); };
+  // No torch.compile attempt yet: eager kernel modules only.
+  const auto before = proposer.propose(s.request, {});
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_FALSE(is_compiled(before[0]) || is_compiled(before[1]));
+
+  propose::Attempt compiled_reference;
+  compiled_reference.candidate.id = "c1";
+  compiled_reference.candidate.proposer = "torch.compile";
+  compiled_reference.candidate.source =
+      propose::compiled_module(s.request.reference_source, "Model", propose::kCompileModeDefault);
+  compiled_reference.compiled = compiled_reference.correct = true;
+  compiled_reference.speedup = 1.4;
+  s.request.history = {compiled_reference};
+  s.request.current_best_source = compiled_reference.candidate.source;
+  const auto after = proposer.propose(s.request, {});
+  ASSERT_EQ(after.size(), 2u);
+  const propose::Candidate& c = after[0];
+  ASSERT_TRUE(is_compiled(c)) << c.notes;
+  EXPECT_EQ(*propose::torch_compile_mode(c.source), "default");
+  EXPECT_FALSE(propose::launches_nvrtc_kernels(c.source));
+  EXPECT_TRUE(c.parts_under_compile);
+  EXPECT_EQ(c.recipes, (Texts{"s3_depthwise_conv2d"}));
+  ASSERT_EQ(c.parts.size(), 4u);
+  EXPECT_EQ(c.parts[0].region, "dwconv");
+  EXPECT_EQ(c.notes.rfind("torch.compile (mode default) of the model with hiera's kernels where torch.compile calls a "
+                          "library that is poor at the op, each run as it is: conv2d with one channel per group and "
+                          "learned 7x7 coefficients as one depthwise kernel",
+                          0),
+            0u)
+      << c.notes;
+  for (const char* region : {"dwconv(self, x)", "down(self, dwconv)", "conv2d(self, pointwise, shift, taps)",
+                             "smooth(self, conv2d)"})
+    EXPECT_NE(c.source.find(std::string("@_hiera_eager\ndef _hiera_region_") + region + ":\n"), std::string::npos) << region;
+  EXPECT_NE(c.source.find("        pointwise = self.pointwise(down)\n"), std::string::npos);  // inductor's, between regions
+  EXPECT_FALSE(is_compiled(after[1]));
+
+  // Its verdict is not evidence about the parts: nothing is stitched from it, and its failure blames none of them.
+  propose::Attempt composition;
+  composition.candidate = c;
+  composition.candidate.id = "c2";
+  composition.compiled = composition.correct = true;
+  composition.speedup = 1.9;
+  s.request.history.push_back(composition);
+  s.request.current_best_source = c.source;
+  for (const auto& next : proposer.propose(s.request, {})) {
+    EXPECT_FALSE(is_compiled(next));
+    EXPECT_EQ(next.notes.find("stitched"), std::string::npos) << next.notes;
+  }
+  s.request.history.back().correct = false;
+  s.request.history.back().speedup.reset();
+  const auto after_failure = proposer.propose(s.request, {});
+  ASSERT_FALSE(after_failure.empty());
+  // Not blamed: still offered (with the S2 rewrites an S3 step also takes).
+  const auto& kept = after_failure[0].recipes;
+  EXPECT_NE(std::find(kept.begin(), kept.end(), "s3_depthwise_conv2d"), kept.end()) << after_failure[0].notes;
+
+  // A torch without torch.compile: nothing compiled, whatever the history says.
+  s.request.torch_version = "1.13.0";
+  s.request.history = {compiled_reference};
+  for (const auto& next : proposer.propose(s.request, {})) EXPECT_FALSE(is_compiled(next));
 }
 
 }  // namespace
