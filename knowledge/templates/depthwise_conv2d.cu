@@ -33,7 +33,7 @@
 // body               statements computing the epilogue of output i (channel c) from the conv's value v, or nothing
 // result             the stored value as a float expression over v and the body's names ("v" without an epilogue)
 // params             the epilogue's kernel parameters (pointers, broadcast sizes), each followed by a comma, or nothing
-// element_args       the kernel's arguments for element_params, each starting with ", ", or nothing
+// element_args       the kernel's arguments for element_params at output e0 + i, each starting with ", ", or nothing
 {{includes}}
 typedef {{in_t}} in_t;
 typedef {{out_t}} out_t;
@@ -65,6 +65,11 @@ typedef {{b_t}} b_t;
 #define PITCH ((PITCH_MIN + 3) / 4 * 4)
 typedef {{index_t}} index_t;
 {{functions}}
+
+template <typename T>
+struct hiera_is_float { static const bool value = false; };
+template <>
+struct hiera_is_float<float> { static const bool value = true; };
 
 // The elementwise ops after the conv (a batch norm, an activation), on output i of channel c.
 __device__ __forceinline__ float {{kernel_name}}_element(const index_t i, const float v, const int c{{element_params}}) {
@@ -135,15 +140,23 @@ extern "C" __global__ void __launch_bounds__(THREADS_X * THREADS_Y)
       }
     }
     const int x = ox0 + tx * OUT_X;
+    // float32 rows a multiple of 4 long: a thread's 4 outputs are one aligned 16-byte store.
+    const bool packed = hiera_is_float<out_t>::value && (ox_n & 3) == 0;
 #pragma unroll
     for (int j = 0; j < OUT_Y; ++j) {
       const int y = oy0 + ty * OUT_Y + j;
       if (y >= oy_n) break;
+      const index_t e0 = ((index_t)p * oy_n + y) * ox_n + x;
+      float value[OUT_X];
 #pragma unroll
-      for (int i = 0; i < OUT_X; ++i) {
-        if (x + i >= ox_n) continue;
-        const index_t e = ((index_t)p * oy_n + y) * ox_n + x + i;
-        out[e] = static_cast<out_t>({{kernel_name}}_element(e, acc[j][i] + bias_value, channel{{element_args}}));
+      for (int i = 0; i < OUT_X; ++i)  // past the row's end nothing is read (a full-size operand ends there)
+        value[i] = x + i < ox_n ? {{kernel_name}}_element(e0 + i, acc[j][i] + bias_value, channel{{element_args}}) : 0.0f;
+      if (packed && x + 3 < ox_n) {
+        *reinterpret_cast<float4*>(out + e0) = make_float4(value[0], value[1], value[2], value[3]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < OUT_X; ++i)
+          if (x + i < ox_n) out[e0 + i] = static_cast<out_t>(value[i]);
       }
     }
   }

@@ -191,7 +191,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const El
       {"body", join_lines(program.body(), 2)},
       {"result", value},
       {"params", params},
-      {"element_args", program.element_arguments("e")},
+      {"element_args", program.element_arguments("e0 + i")},
       {"w_t", kernel_dtype(o.w_dtype)->cuda_type},
       {"b_t", kernel_dtype(o.b_dtype.empty() ? o.w_dtype : o.b_dtype)->cuda_type},
       {"k_y", std::to_string(k_y)},

@@ -100,7 +100,7 @@ TEST(DepthwiseConv, TheBatchNormAndActivationAfterItRunInItsStore) {
   EXPECT_THAT(r.description, HasSubstr("), with batch_norm + silu in its store"));
   ASSERT_EQ(r.kernels.size(), 1u);
   EXPECT_EQ(r.kernels[0].name, "depthwise_silu_1");
-  EXPECT_THAT(r.kernels[0].source, HasSubstr("depthwise_silu_1_element(e, acc[j][i] + bias_value, channel, "));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("depthwise_silu_1_element(e0 + i, acc[j][i] + bias_value, channel, "));
   EXPECT_THAT(r.statements.back(), HasSubstr("self.bn2.running_mean"));
   EXPECT_THAT(r.statements, ::testing::Contains("silu_1 = torch.empty(_silu_1_shape, dtype=_silu_1_x.dtype, "
                                                 "device=_silu_1_x.device)"));
