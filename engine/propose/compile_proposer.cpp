@@ -244,9 +244,9 @@ std::pair<std::string, std::string> module_to_compile(const ProposalRequest& req
 }  // namespace
 
 bool launches_nvrtc_kernels(std::string_view source) {
-  // Kernel regions under _hiera_eager run outside torch.compile's trace (module_emitter.h's opaque regions).
-  return source.find("_KERNEL_COMPILERS") != std::string_view::npos &&
-         source.find("\ndef _hiera_eager(") == std::string_view::npos;
+  // Kernel regions under the decorator run outside torch.compile's trace (module_emitter.h's opaque regions).
+  const std::string decorated = "\n" + std::string(kEagerRegionDecorator) + "\ndef ";
+  return source.find("_KERNEL_COMPILERS") != std::string_view::npos && source.find(decorated) == std::string_view::npos;
 }
 
 bool has_torch_compile(std::string_view torch_version) {

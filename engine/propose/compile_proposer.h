@@ -54,13 +54,17 @@ bool defines_class(std::string_view source, std::string_view name);
 // calls no torch.compile.
 std::optional<std::string> torch_compile_mode(std::string_view source);
 
+// The decorator line of an opaque kernel region (the knowledge proposer's
+// EmitOptions::opaque_kernel_regions): torch.compiler.disable, so a module
+// holding it launches its kernels where torch.compile does not trace.
+inline constexpr const char* kEagerRegionDecorator = "@_hiera_eager";
+
 // Whether the module launches the knowledge proposer's NVRTC kernels (its
 // `_KERNEL_COMPILERS` table): torch.compile traces into the launch (ctypes, raw
 // pointers) and fails, "Can't get __cuda_array_interface__ on Variable that
 // requires grad" (a conv + ReLU + bias and a ResNet block on the H200,
 // 2026-12-02), so such a module is not proposed compiled. A module whose
-// kernel regions are decorated `_hiera_eager` (torch.compiler.disable: the
-// knowledge proposer's opaque regions) runs them outside the trace: false.
+// kernel regions carry kEagerRegionDecorator runs them outside the trace: false.
 bool launches_nvrtc_kernels(std::string_view source);
 
 // Whether a torch of that version has torch.compile (2.0 and later); true when

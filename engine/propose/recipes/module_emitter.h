@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/graph/op_graph.h"
+#include "engine/propose/compile_proposer.h"
 #include "engine/propose/recipes/replacement.h"
 
 namespace hiera::engine::propose::recipes {
@@ -42,10 +43,6 @@ std::string divider_helper();
 // The Python of `_broadcast_shapes`, defined when a launch broadcasts its
 // inputs' shapes; for the same harnesses.
 std::string broadcast_helper();
-
-// The decorator line of an opaque kernel region (EmitOptions): a module holding
-// it launches its kernels where torch.compile does not trace.
-inline constexpr const char* kEagerRegionDecorator = "@_hiera_eager";
 
 // The comment line that starts the generated block.
 inline constexpr const char* kGeneratedMarker =

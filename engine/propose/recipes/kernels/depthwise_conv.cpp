@@ -33,14 +33,6 @@ struct Operands {
   StencilBoundary boundary = StencilBoundary::Zeros;
 };
 
-std::optional<StencilBoundary> boundary_of_mode(const std::string& mode) {
-  if (mode == "zeros") return StencilBoundary::Zeros;
-  if (mode == "replicate") return StencilBoundary::Replicate;
-  if (mode == "reflect") return StencilBoundary::Reflect;
-  if (mode == "circular") return StencilBoundary::Circular;
-  return std::nullopt;
-}
-
 // nn.Conv2d(C, C, k, groups=C) called on its input, or F.conv2d(x, w, b, ...) with any weight tensor.
 Operands operands(const graph::OpGraph& graph, const graph::Node& conv) {
   Operands o;
@@ -59,7 +51,7 @@ Operands operands(const graph::OpGraph& graph, const graph::Node& conv) {
     }
     const auto mode = module_attr(graph, conv, "padding_mode");
     const std::string name = mode && mode->is_string() ? mode->get<std::string>() : "zeros";
-    const auto boundary = boundary_of_mode(name);
+    const auto boundary = name == "constant" ? std::nullopt : stencil_boundary_of_mode(name);  // nn.Conv2d's names
     if (!boundary) throw Unsupported(conv.name + ": padding mode " + name);
     o.boundary = *boundary;
     return o;
@@ -160,7 +152,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& conv, const El
     throw Unsupported(conv.name + ": an output shape that is not the convolution's");
   const int sy = static_cast<int>(stride[0]), sx = static_cast<int>(stride[1]);
   const DepthwiseBlock block = depthwise_block(oy_n, ox_n, k_y, k_x, sy, sx);
-  if (shared_bytes(block, k_y, k_x, sy, sx) > 40 * 1024) throw Unsupported(conv.name + ": the input tile does not fit shared memory");
+  if (shared_bytes(block, k_y, k_x, sy, sx) > kDepthwiseMaxSharedBytes) throw Unsupported(conv.name + ": the input tile does not fit shared memory");
 
   // What the kernel stores: the conv's value, or the epilogue group's computed from it.
   const graph::Node& result = epilogue ? *graph.find(epilogue->root) : conv;

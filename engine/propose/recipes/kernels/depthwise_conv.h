@@ -28,6 +28,9 @@ namespace hiera::engine::propose::recipes::kernels {
 std::vector<Replacement> find_depthwise_convs(const graph::OpGraph& graph, const std::set<std::string>& covered,
                                               const KernelRewriteOptions& options, std::vector<SkippedRewrite>& skipped);
 
+// The input tile's static shared memory at most (48 KiB without opting in).
+inline constexpr int kDepthwiseMaxSharedBytes = 40 * 1024;
+
 // The block shape for an output plane of oy_n x ox_n: 4 outputs in x and
 // `out_y` rows a thread, at most 256 threads, shrunk until the input tile of
 // that stride and kernel fits `max_shared_bytes` of float.
@@ -36,6 +39,6 @@ struct DepthwiseBlock {
   bool operator==(const DepthwiseBlock&) const = default;
 };
 DepthwiseBlock depthwise_block(std::int64_t oy_n, std::int64_t ox_n, int k_y, int k_x, int stride_y, int stride_x,
-                               int max_shared_bytes = 40 * 1024);
+                               int max_shared_bytes = kDepthwiseMaxSharedBytes);
 
 }  // namespace hiera::engine::propose::recipes::kernels

@@ -42,18 +42,13 @@ std::optional<FoldedPad> folded_pad(const graph::OpGraph& graph, const graph::No
   const graph::Arg* mode = argument(pad, 2, "mode");
   const std::string name = mode && mode->kind == graph::Arg::Kind::String ? mode->text : "constant";
   if (mode && mode->kind != graph::Arg::Kind::String && mode->kind != graph::Arg::Kind::None) return std::nullopt;
+  const auto boundary = name == "zeros" ? std::nullopt : stencil_boundary_of_mode(name);  // F.pad has no "zeros"
+  if (!boundary) return std::nullopt;
   if (name == "constant") {
     const graph::Arg* value = argument(pad, 3, "value");
     if (value && value->kind != graph::Arg::Kind::None && !is_constant(value, 0.0)) return std::nullopt;
-  } else if (name == "replicate") {
-    out.boundary = StencilBoundary::Replicate;
-  } else if (name == "reflect") {
-    out.boundary = StencilBoundary::Reflect;
-  } else if (name == "circular") {
-    out.boundary = StencilBoundary::Circular;
-  } else {
-    return std::nullopt;
   }
+  out.boundary = *boundary;
   return out;
 }
 

@@ -209,6 +209,14 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
   return {kernel.name, fill_kernel_template(knowledge, "stencil3d_vec4.cu", values), {}};
 }
 
+std::optional<StencilBoundary> stencil_boundary_of_mode(std::string_view mode) {
+  if (mode == "zeros" || mode == "constant") return StencilBoundary::Zeros;
+  if (mode == "replicate") return StencilBoundary::Replicate;
+  if (mode == "reflect") return StencilBoundary::Reflect;
+  if (mode == "circular") return StencilBoundary::Circular;
+  return std::nullopt;
+}
+
 std::string stencil_edge_function(StencilBoundary boundary) {
   const char* rule = "g";  // zeros never remap: its loads read 0 outside
   switch (boundary) {

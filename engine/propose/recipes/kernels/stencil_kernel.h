@@ -9,7 +9,9 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/propose/recipes/kernels/kernel_rewrites.h"
@@ -76,6 +78,9 @@ std::string stencil_point_accessor(int dims, StencilVariant variant, const std::
 // to. The Direct and DirectVec4 kernels have every mode (DirectVec4 maps a
 // row's y once a thread and, in 3D, the plane of every load); SharedRing has zeros only.
 enum class StencilBoundary { Zeros = 0, Replicate = 1, Reflect = 2, Circular = 3 };
+// The boundary of a padding mode's name (F.pad's or nn.Conv*d's padding_mode): "replicate", "reflect",
+// "circular"; "zeros" (and F.pad's "constant", whose value the caller checks) read 0; nullopt for others.
+std::optional<StencilBoundary> stencil_boundary_of_mode(std::string_view mode);
 // The templates' hiera_edge(g, n): coordinate g outside [0, n) as `boundary` reads it (offsets stay below n).
 std::string stencil_edge_function(StencilBoundary boundary);
 

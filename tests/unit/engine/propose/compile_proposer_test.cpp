@@ -251,7 +251,7 @@ TEST(CompileProposer, AModuleWhoseKernelRegionsRunOutsideTheTraceIsCompiled) {
   // The knowledge proposer's opaque regions: each launch inside a function under _hiera_eager
   // (torch.compiler.disable), so dynamo never reaches the ctypes launch.
   r.current_best_source = read(kFixtures / "best_candidate.py") + "\n_KERNEL_COMPILERS = {}\n\n\ndef _hiera_eager(function):\n"
-                          "    return function\n";
+                          "    return function\n\n\n@_hiera_eager\ndef _hiera_region_y(self, x):\n    return x\n";
   EXPECT_FALSE(launches_nvrtc_kernels(r.current_best_source));
   ASSERT_EQ(proposer.propose(r, CancellationToken{}).size(), 1u);
   // The name alone inside forward's text is not the module-level helper.

@@ -174,7 +174,7 @@ TEST(ModuleEmitter, OpaqueKernelRegionsAreFunctionsUnderHieraEager) {
   options.opaque_kernel_regions = true;
   const std::string text = generated(emit_module(captured_graph("casts"), reference, {k, inline_rewrite}, options), reference);
   expect_golden(text, "opaque_kernel_regions");
-  EXPECT_NE(text.find(std::string(kEagerRegionDecorator) + "\ndef _hiera_region_tanh(self, x):\n"), std::string::npos);
+  EXPECT_NE(text.find(std::string(hiera::engine::propose::kEagerRegionDecorator) + "\ndef _hiera_region_tanh(self, x):\n"), std::string::npos);
   EXPECT_NE(text.find("        tanh = _hiera_region_tanh(self, x)\n        float_1 = tanh\n"), std::string::npos);
   // Without the option the same replacements are inline, with no helper.
   const std::string plain = generated(emit_module(captured_graph("casts"), reference, {k, inline_rewrite}), reference);
