@@ -33,6 +33,7 @@ struct Candidate {
   std::string skip;                // why it is left out, when it is
   std::vector<PlanStep> steps;
   std::string best_recipe;         // the one its expected speedup comes from
+  std::vector<std::pair<Space, double>> best_midpoint;  // per space with a recipe for it, from every space
 };
 
 std::string up_to(const Recipe& recipe) {
@@ -93,6 +94,9 @@ void plan_region(Candidate& candidate, const PlanContext& context, const std::ve
                                 ")");
       continue;
     }
+    double best = 1.0;
+    for (const Recipe* recipe : selection.applicable) best = std::max(best, midpoint(*recipe));
+    candidate.best_midpoint.emplace_back(space, best);
     choices.push_back({space, std::move(selection.applicable)});
   }
   if (choices.empty()) {
@@ -218,6 +222,15 @@ Plan make_plan(const std::vector<Region>& regions, const GpuCeilings& ceilings, 
     candidates.push_back(std::move(candidate));
   }
   for (Candidate& candidate : candidates) plan_region(candidate, context, recipes, module_ms);
+  for (const Space space : context.allowed_spaces) {
+    double saving = 0.0;
+    for (const Candidate& candidate : candidates) {
+      if (!candidate.analysis.planned) continue;
+      for (const auto& [s, mid] : candidate.best_midpoint)
+        if (s == space) saving += candidate.analysis.region.measured_ms * (1.0 - 1.0 / mid);
+    }
+    plan.expected_saving_ms.emplace_back(space, saving);
+  }
   std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     const RegionAnalysis& x = a.analysis;
     const RegionAnalysis& y = b.analysis;
@@ -306,14 +319,30 @@ Plan make_plan(const std::vector<Region>& regions, const GpuCeilings& ceilings, 
 }
 
 std::vector<PlanStep> lead_with_graph_steps(Plan& plan, std::size_t graph_nodes) {
+  auto saving = [&](Space space) {
+    for (const auto& [s, ms] : plan.expected_saving_ms)
+      if (s == space) return ms;
+    return 0.0;
+  };
+  std::vector<Space> order = plan.context.allowed_spaces;
+  const auto after_s1 = !order.empty() && order.front() == Space::S1 ? order.begin() + 1 : order.begin();
+  std::stable_sort(after_s1, order.end(), [&](Space a, Space b) { return saving(a) > saving(b); });
   std::vector<PlanStep> graph_steps;
-  for (const Space space : plan.context.allowed_spaces) {
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Space space = order[i];
     PlanStep step;
     step.region = "op graph";
     step.space = space;
     step.budget = 3;
     step.reason = std::string("the captured op graph (") + std::to_string(graph_nodes) + " nodes) in " +
                   knowledge::to_string(space) + ": rewrites of the whole forward, across kernels";
+    // Say why a space comes before a cheaper one: what the regions' recipes expect of each.
+    for (std::size_t j = i + 1; j < order.size(); ++j) {
+      if (order[j] >= space) continue;
+      step.reason += "; before " + std::string(knowledge::to_string(order[j])) + ": the regions' " +
+                     knowledge::to_string(space) + " recipes expect to save " + format_time_ms(saving(space)) + ", " +
+                     knowledge::to_string(order[j]) + "'s " + format_time_ms(saving(order[j]));
+    }
     graph_steps.push_back(std::move(step));
   }
   plan.steps.insert(plan.steps.begin(), graph_steps.begin(), graph_steps.end());

@@ -8,6 +8,7 @@
 // alone. Every decision is recorded with its reason, for the report.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/knowledge/recipe.h"
@@ -53,6 +54,9 @@ struct Plan {
   std::vector<PlanStep> steps;          // in order: a region's spaces cheapest first, regions by priority
   std::vector<std::string> decisions;   // every decision with its reason, skips included
   bool at_speed_of_light = false;       // every region is at near_sol or better: nothing to do
+  // Per allowed space, what its best recipes would save over the regions the planner did not skip:
+  // sum of measured_ms x (1 - 1 / midpoint of the region's best recipe in that space). Budget cuts aside.
+  std::vector<std::pair<knowledge::Space, double>> expected_saving_ms;
 };
 
 // Orders the regions by headroom x likelihood (likelihood: the share of the
@@ -71,8 +75,11 @@ Plan make_plan(const std::vector<Region>& regions, const GpuCeilings& ceilings, 
 
 // For a proposer that rewrites the whole captured op graph (of `graph_nodes`
 // nodes) and so fuses across the profile's kernel regions: one "op graph" step
-// per allowed space (plan.context's), cheapest first, 3 candidates each, put
-// before every other step. Returns those steps; their reasons are the caller's
+// per allowed space (plan.context's), 3 candidates each, put before every
+// other step. S1 leads (torch.compile of the reference, the yardstick that
+// S3's compiled composition builds on, is an S1 candidate); the other spaces
+// follow by plan.expected_saving_ms, largest first (ties cheapest first), so a
+// small budget reaches the space the regions' recipes promise most. Returns those steps; their reasons are the caller's
 // to record (plan.decisions is left as make_plan wrote it).
 std::vector<PlanStep> lead_with_graph_steps(Plan& plan, std::size_t graph_nodes);
 

@@ -10,6 +10,7 @@
 #include "engine/propose/recipes/kernels/kernel_dtypes.h"
 #include "engine/propose/recipes/kernels/node_args.h"
 #include "engine/propose/recipes/kernels/stencil_kernel.h"
+#include "engine/propose/recipes/kernels/stencil_operands.h"
 #include "engine/propose/recipes/kernels/unsupported.h"
 #include "engine/propose/recipes/python_text.h"
 
@@ -174,6 +175,44 @@ const char* const kHoldsValues = R"(def _hiera_holds(t, values):
         t._hiera_holds_seen = (version, values, holds)
     return holds)";
 
+// The elementwise group that takes the conv's whole output (u - conv(u), u + dt * conv(u) + f): computed in
+// the stencil kernel's store, so only its result reaches memory. The conv's own input, when the output has its
+// shape, is the centre tap; other tensors of the output's shape are point fields (the scalar kernels'; the
+// vec4 kernel has four outputs a thread and no point accessor).
+struct StencilEpilogue {
+  ElementwiseGroup group;
+  bool reads_centre = false;  // the group reads the conv's input at the output point
+  StencilFields fields;
+};
+
+std::optional<StencilEpilogue> stencil_epilogue(const graph::OpGraph& graph, const graph::Node& conv,
+                                                const graph::Node& input, const std::set<std::string>& covered) {
+  const auto groups = elementwise_groups(graph, covered);
+  const ElementwiseGroup* group = group_taking(groups, conv);
+  if (!group || group->computing_ops == 0) return std::nullopt;
+  const graph::Node* root = graph.find(group->root);
+  if (!root || !root->meta || !conv.meta || root->meta->shape != conv.meta->shape || !is_float_dtype(root->meta->dtype) ||
+      feeds_row_kernel(graph, *root))
+    return std::nullopt;
+  StencilEpilogue out;
+  out.group = *group;
+  std::vector<std::string> others;
+  for (const auto& leaf : stencil_group_leaves(graph, *group)) {
+    if (leaf == conv.name) continue;
+    if (leaf == input.name && input.meta && input.meta->shape == conv.meta->shape) {
+      out.reads_centre = true;
+      continue;
+    }
+    others.push_back(leaf);
+  }
+  try {
+    out.fields = StencilFields(graph, *root, others);
+  } catch (const Unsupported&) {
+    return std::nullopt;  // it reads something not at the output point: a kernel of its own
+  }
+  return out;
+}
+
 // `variant` DirectVec4 asks for a 2D conv's vec4 kernel over its planes (the direct kernel its fallback);
 // a 3D conv's Direct candidate has the vec4 kernel in it where it applies, unless `scalar_only`.
 Replacement build(const graph::OpGraph& graph, const graph::Node& node, const KernelRewriteOptions& options,
@@ -238,8 +277,11 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   if (bias_arg && bias_arg->kind != graph::Arg::Kind::None && (!bias || !bias->meta))
     throw Unsupported(node.name + ": a bias that is not a tensor");
   if (combined && bias) throw Unsupported(node.name + ": a bias on a conv of several outputs per group");
-  // What the kernel writes: the conv's output, or the combining group's.
-  const graph::Node& result = combined ? *graph.find(combined->group.root) : node;
+  const std::optional<StencilEpilogue> epilogue = combined ? std::nullopt : stencil_epilogue(graph, node, *input, covered);
+  if (planes && epilogue && !epilogue->fields.empty())
+    throw Unsupported(epilogue->group.root + ": the vec4 kernel reads no other fields");
+  // What the kernel writes: the conv's output, or the combining group's, or the epilogue's.
+  const graph::Node& result = combined ? *graph.find(combined->group.root) : epilogue ? *graph.find(epilogue->group.root) : node;
   if (!result.meta || !kernel_dtype(result.meta->dtype) || !is_float_dtype(result.meta->dtype))
     throw Unsupported(result.name + ": a combination of the conv's outputs that is not a float tensor");
   for (const graph::Node* t : {input, weight, bias})
@@ -271,15 +313,9 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   const KernelDtype& w_type = *kernel_dtype(weight->meta->dtype);
   const KernelDtype& b_type = *kernel_dtype(bias ? bias->meta->dtype : weight->meta->dtype);
   const std::optional<FixedCoefficients> fixed = fixed_coefficients(*weight, channels, per_group, taps.size());
-  // Over planes the vec4 kernel's block marches through planes of several channels: it knows no channel, so
-  // it needs one channel, or the coefficients as literals and no bias.
-  const bool literal_planes = fixed && !fixed->shared.empty() && !bias;
-  if (planes) {
-    if (!stencil_vec4_applies(3, input->meta->dtype, result.meta->dtype, in_shape.back()))
-      throw Unsupported(node.name + ": the vec4 kernel needs float32 rows a multiple of 4 floats wide");
-    if (channels != 1 && !literal_planes)
-      throw Unsupported(node.name + ": the vec4 kernel over planes needs one channel or the same coefficients in each, no bias");
-  }
+  // Over planes the vec4 kernel's batch is the plane, so it knows each plane's channel (its weights and bias).
+  if (planes && !stencil_vec4_applies(3, input->meta->dtype, result.meta->dtype, in_shape.back()))
+    throw Unsupported(node.name + ": the vec4 kernel needs float32 rows a multiple of 4 floats wide");
   // `compiled_in`: the kernel of the fixed coefficients (only their taps; literals when shared), else the one
   // that reads all of them on the device.
   auto make_kernel = [&](StencilVariant kind, const std::string& name, bool compiled_in) {
@@ -292,22 +328,27 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     const bool literals = compiled_in && !fixed->shared.empty();
     std::vector<StencilTap> kernel_taps;
     for (const std::size_t t : index) kernel_taps.push_back(taps[t]);
+    // The epilogue's read of the input at the output point: a tap with no coefficient, after the conv's.
+    const bool centre_added = epilogue && epilogue->reads_centre &&
+                              std::find(kernel_taps.begin(), kernel_taps.end(), StencilTap{}) == kernel_taps.end();
+    if (centre_added) kernel_taps.push_back(StencilTap{});
     StencilKernel kernel;
     kernel.name = name;
     kernel.variant = kind;
     kernel.in_dtype = input->meta->dtype;
     kernel.out_dtype = result.meta->dtype;
-    // The vec4 kernel is 3D: a 2D conv's planes (batch x channels) are its z, every tap at oz = 0.
+    // The vec4 kernel is 3D: over a 2D conv's planes it marches down each plane's rows (its z).
     const bool over_planes = kind == StencilVariant::DirectVec4 && dims == 2;
-    kernel.geometry = stencil_geometry(over_planes ? 3 : dims, kernel_taps);
+    if (over_planes) {
+      kernel_taps = stencil_vec4_row_march(kernel, kernel_taps, in_shape[2], in_shape[3], out_shape[2], out_shape[3]);
+    } else {
+      kernel.geometry = stencil_geometry(dims, kernel_taps);
+    }
     kernel.boundary = boundary;
     if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
     if (dims == 3) {
       for (std::size_t d = 0; d < 3; ++d)
         kernel.in_size[d] = in_shape[in_shape.size() - 3 + d], kernel.out_size[d] = out_shape[out_shape.size() - 3 + d];
-    } else if (over_planes) {
-      kernel.in_size = {in_shape[0] * in_shape[1], in_shape[2], in_shape[3]};
-      kernel.out_size = {out_shape[0] * out_shape[1], out_shape[2], out_shape[3]};
     }
     kernel.extra_dtypes = {weight->meta->dtype};
     if (bias) kernel.extra_dtypes.push_back(bias->meta->dtype);
@@ -370,6 +411,23 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
         throw Unsupported(result.name + ": the combination also reads " + program.leaves()[0].python);
       for (const auto& line : program.body()) kernel.update_body.push_back(line);
       kernel.helpers = program.helpers();
+    } else if (epilogue) {
+      // The epilogue group over the conv's value and, at the output point, its input and other fields.
+      ProgramOptions program_options;
+      program_options.shape = result.meta->shape;
+      program_options.shape_python = "_" + node.name + "_shape";
+      ElementwiseProgram program(graph, epilogue->group.members, program_options);
+      kernel.update_body.push_back("const float conv_value = acc + bias_value;");
+      program.bind(node.name, "conv_value");
+      if (epilogue->reads_centre)
+        program.bind(input->name, kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, StencilTap{})
+                                                                     : tap_accessor(kernel.geometry, StencilTap{}));
+      epilogue->fields.bind(kernel, program);
+      kernel.update_result = program.value(result.name);
+      if (!program.leaves().empty())
+        throw Unsupported(result.name + ": the epilogue also reads " + program.leaves()[0].python);
+      for (const auto& line : program.body()) kernel.update_body.push_back(line);
+      kernel.helpers = program.helpers();
     } else {
       kernel.update_result = "acc + bias_value";
     }
@@ -377,16 +435,18 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
       // A row whose coefficients are all zero (the corners of a Laplacian in 27) is not read.
       for (const auto& row : kernel.geometry.rows) {
         std::string guard;
-        for (std::size_t j = 0; j < kernel_taps.size(); ++j)
+        for (std::size_t j = 0; j < n; ++j)
           if (kernel_taps[j].oz == row.oz && kernel_taps[j].oy == row.oy)
             for (std::size_t m = 0; m < outputs; ++m) guard += (guard.empty() ? "" : " || ") + (wgt(m, j) + " != 0.0f");
+        // The epilogue reads the centre whatever the coefficients: that row is always read.
+        if (epilogue && epilogue->reads_centre && row.oz == 0 && row.oy == 0) guard.clear();
         kernel.row_guards.push_back(guard);
       }
     }
     return kernel;
   };
   // 3D: the vec4 kernel maps every border mode too (each plane a load reads, each row once a thread).
-  const bool vec4 = planes || (variant == StencilVariant::Direct && !scalar_only &&
+  const bool vec4 = planes || (variant == StencilVariant::Direct && !scalar_only && (!epilogue || epilogue->fields.empty()) &&
                                 stencil_vec4_applies(dims, input->meta->dtype, result.meta->dtype, in_shape.back()));
 
   Replacement replacement;
@@ -398,6 +458,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   replacement.produces = result.name;
   replacement.covered = {node.name};
   if (pad) replacement.covered.insert(pad->node->name);
+  if (epilogue) replacement.covered.insert(epilogue->group.members.begin(), epilogue->group.members.end());
   std::string combination;
   if (combined) {
     for (const graph::Node* slice : combined->slices) replacement.covered.insert(slice->name);
@@ -421,6 +482,10 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
                             (fixed ? ", checked against the buffer once per change of it" : "") +
                             (pad ? std::string(", the ") + boundary_name(boundary) + " pad folded in" : std::string()) +
                             combination +
+                            (epilogue ? ", with " + std::to_string(epilogue->group.computing_ops) + " elementwise op" +
+                                            (epilogue->group.computing_ops == 1 ? "" : "s") + " after it in its store" +
+                                            epilogue->fields.described()
+                                      : std::string()) +
                             (vec4     ? ", four outputs per thread from 16-byte loads, neighbours through the caches)"
                              : direct ? ", neighbours read through the caches)"
                                       : ")");
@@ -429,11 +494,9 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   struct Kernels {
     StencilKernel main, vec4;
   };
-  // Over planes, the kernel that reads the weight has a vec4 form only for one channel.
-  auto has_vec4 = [&](bool compiled_in) { return vec4 && (!planes || channels == 1 || (compiled_in && literal_planes)); };
   auto kernels_for = [&](bool compiled_in, const std::string& name) {
     Kernels out{make_kernel(planes ? StencilVariant::Direct : variant, name, compiled_in), {}};
-    if (has_vec4(compiled_in)) out.vec4 = make_kernel(StencilVariant::DirectVec4, name + "_vec4", compiled_in);
+    if (vec4) out.vec4 = make_kernel(StencilVariant::DirectVec4, name + "_vec4", compiled_in);
     return out;
   };
   const std::string base_name = "stencil_" + node.name;
@@ -456,6 +519,8 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
   std::string check = "assert " + prefix + "x.dtype == " + kernel_dtype(input->meta->dtype)->torch_name + " and " +
                       weight->name + ".dtype == " + w_type.torch_name;
   if (bias) check += " and " + bias->name + ".dtype == " + b_type.torch_name;
+  const StencilFields no_fields;
+  const StencilFields& fields = epilogue ? epilogue->fields : no_fields;
   s.push_back(check + ", \"kernel " + kernel.name + " expects " + input->meta->dtype + " " + input->name + ", " +
               weight->meta->dtype + " " + weight->name + (bias ? ", " + bias->meta->dtype + " " + bias->name : "") + "\"");
   std::string shape = "torch.Size([" + prefix + "x.shape[0], " + prefix + "x.shape[1]";
@@ -464,6 +529,8 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     shape += ", " + python_plus(prefix + "x.shape[" + std::to_string(2 + d) + "]", 2 * padding[i] - kernel_size[i] + 1);
   }
   s.push_back(prefix + "shape = " + shape + "])");
+  if (!fields.empty())
+    s.push_back("assert " + fields.checks(prefix + "shape") + ", \"kernel " + kernel.name + " expects " + fields.expected() + "\"");
   const std::string out_dtype = result.meta->dtype == input->meta->dtype ? prefix + "x.dtype"
                                                                          : kernel_dtype(result.meta->dtype)->torch_name;
   s.push_back(result.name + " = torch.empty(" + prefix + "shape, dtype=" + out_dtype + ", device=" + prefix + "x.device)");
@@ -474,7 +541,7 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
                                                   kernel.geometry.tile_x * kernel.geometry.tile_y)
                                 : 0;
   const std::string extra = ", " + weight->name + ".contiguous(), " + (bias ? bias->name + ".contiguous()" : "None") +
-                            ", " + prefix + "x.shape[1]";
+                            ", " + prefix + "x.shape[1]" + fields.arguments();
   auto launch = [&](const Kernels& set) {
     const std::string& out = result.name;
     if (set.vec4.name.empty()) return stencil_launch(set.main, prefix + "x", out, prefix + "shape", extra, z_chunk);

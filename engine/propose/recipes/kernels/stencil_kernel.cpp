@@ -19,6 +19,10 @@ constexpr int kMinZChunk = 32;   // a chunk re-reads its first planes: keep that
 constexpr int kVec4ZChunk = 8;
 constexpr int kVec4Threads = 128;  // threads of a vec4 block's row: 512 outputs
 constexpr int kVec4TileY = 4;
+constexpr int kVec4RowChunk = 16;  // a 2D row march's rows a block: its halo rows (from L2) a few percent
+
+// A block's rows: one where the grid is one row high (a 2D row march, stencil_vec4_row_march).
+int vec4_tile_y(const StencilKernel& kernel) { return kernel.in_size[1] == 1 ? 1 : kVec4TileY; }
 
 int floor4(int v) { return v >= 0 ? v / 4 : -((3 - v) / 4); }
 
@@ -196,7 +200,7 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
   values.erase("out_t");
   for (const char* unused : {"tile_x", "lo_z", "hi_z", "lo_y", "hi_y", "lo_x", "hi_x", "column_y", "column_x", "plane_lo", "plane_hi"})
     values.erase(unused);
-  values["tile_y"] = std::to_string(kVec4TileY);
+  values["tile_y"] = std::to_string(vec4_tile_y(kernel));
   values["j_lo"] = std::to_string(j_lo);
   values["j_n"] = std::to_string(j_hi - j_lo + 1);
   values["fixed_sizes"] = "nz = " + std::to_string(kernel.in_size[0]) + ", ny = " + std::to_string(kernel.in_size[1]) +
@@ -271,10 +275,11 @@ std::string stencil_launch(const StencilKernel& kernel, const std::string& input
   const StencilGeometry& g = kernel.geometry;
   if (kernel.variant == StencilVariant::DirectVec4) {
     const std::string zc = std::to_string(z_chunk), outputs = std::to_string(4 * kVec4Threads);
+    const int tile_y = vec4_tile_y(kernel);
     return "_kernel(\"" + kernel.name + "\")(((" + out_shape + "[-1] + " + std::to_string(4 * kVec4Threads - 1) + ") // " +
-           outputs + ", (" + out_shape + "[-2] + " + std::to_string(kVec4TileY - 1) + ") // " + std::to_string(kVec4TileY) +
+           outputs + ", (" + out_shape + "[-2] + " + std::to_string(tile_y - 1) + ") // " + std::to_string(tile_y) +
            ", " + out_shape + "[:-3].numel() * ((" + out_shape + "[-3] + " + std::to_string(z_chunk - 1) + ") // " + zc +
-           ")), (" + std::to_string(kVec4Threads) + ", " + std::to_string(kVec4TileY) + "), " + input + ", " + output +
+           ")), (" + std::to_string(kVec4Threads) + ", " + std::to_string(tile_y) + "), " + input + ", " + output +
            extra_args + ", " + input + ".shape[-1], " + input + ".shape[-2], " + input + ".shape[-3], " + out_shape +
            "[-1], " + out_shape + "[-2], " + out_shape + "[-3], " + zc + ")";
   }
@@ -303,20 +308,34 @@ std::string stencil_launch_vec4_or_direct(const StencilKernel& vec4, const Stenc
          ") and " + input + ".data_ptr() % 16 == 0 else " + stencil_launch(direct, input, output, out_shape, extra_args, z_chunk);
 }
 
+std::vector<StencilTap> stencil_vec4_row_march(StencilKernel& kernel, const std::vector<StencilTap>& taps, std::int64_t ny,
+                                               std::int64_t nx, std::int64_t oy_n, std::int64_t ox_n) {
+  std::vector<StencilTap> marched;
+  for (const StencilTap& t : taps) marched.push_back({t.oy, 0, t.ox});
+  kernel.geometry = stencil_geometry(3, marched);
+  kernel.in_size = {ny, 1, nx};
+  kernel.out_size = {oy_n, 1, ox_n};
+  return marched;
+}
+
 std::string stencil_launch_vec4_planes_or_direct(const StencilKernel& vec4, const StencilKernel& direct,
                                                  const std::string& input, const std::string& output,
                                                  const std::string& out_shape, const std::string& extra_args) {
   const auto& n = vec4.in_size;
   const auto& o = vec4.out_size;
-  const int z_chunk = stencil_vec4_z_chunk(o[0]);
+  if (n[1] != 1 || o[1] != 1) throw std::invalid_argument("a 2D stencil's vec4 kernel marches down the rows of one plane");
+  const std::int64_t row_chunk = std::clamp<std::int64_t>(o[0], 1, kVec4RowChunk);
+  const std::int64_t chunks = (o[0] + row_chunk - 1) / row_chunk;
   auto text = [](std::int64_t v) { return std::to_string(v); };
-  const std::string grid = "(" + text((o[2] + 4 * kVec4Threads - 1) / (4 * kVec4Threads)) + ", " +
-                           text((o[1] + kVec4TileY - 1) / kVec4TileY) + ", " + text((o[0] + z_chunk - 1) / z_chunk) + ")";
-  return "_kernel(\"" + vec4.name + "\")(" + grid + ", (" + text(kVec4Threads) + ", " + text(kVec4TileY) + "), " + input +
-         ", " + output + extra_args + ", " + text(n[2]) + ", " + text(n[1]) + ", " + text(n[0]) + ", " + text(o[2]) + ", " +
-         text(o[1]) + ", " + text(o[0]) + ", " + text(z_chunk) + ") if " + input + ".numel() == " + text(n[0] * n[1] * n[2]) +
-         " and " + input + ".shape[-2:] == (" + text(n[1]) + ", " + text(n[2]) + ") and " + input +
-         ".data_ptr() % 16 == 0 else " + stencil_launch(direct, input, output, out_shape, extra_args, 0);
+  // The planes come from the input; the grid's z (planes x chunks) stays within CUDA's 65535.
+  const std::string planes = "(" + input + ".numel() // " + text(n[0] * n[2]) + ")";
+  const std::string grid = "(" + text((o[2] + 4 * kVec4Threads - 1) / (4 * kVec4Threads)) + ", 1, " + planes + " * " +
+                           text(chunks) + ")";
+  return "_kernel(\"" + vec4.name + "\")(" + grid + ", (" + text(kVec4Threads) + ", 1), " + input + ", " + output +
+         extra_args + ", " + text(n[2]) + ", 1, " + text(n[0]) + ", " + text(o[2]) + ", 1, " + text(o[0]) + ", " +
+         text(row_chunk) + ") if " + input + ".shape[-2:] == (" + text(n[0]) + ", " + text(n[2]) + ") and " + planes +
+         " * " + text(chunks) + " <= 65535 and " + input + ".data_ptr() % 16 == 0 else " +
+         stencil_launch(direct, input, output, out_shape, extra_args, 0);
 }
 
 }  // namespace hiera::engine::propose::recipes::kernels

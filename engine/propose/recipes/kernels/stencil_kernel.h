@@ -131,9 +131,18 @@ std::string stencil_launch(const StencilKernel& kernel, const std::string& input
 std::string stencil_launch_vec4_or_direct(const StencilKernel& vec4, const StencilKernel& direct, const std::string& input,
                                           const std::string& output, const std::string& out_shape,
                                           const std::string& extra_args, int z_chunk);
-// The same for a 2D stencil whose planes the vec4 kernel marches through as
-// its z: the launch's grid is fixed by the compiled-in sizes, and the check is
-// on `input`'s whole shape; `direct` is the 2D direct kernel.
+// A 2D stencil over planes on the vec4 kernel: each thread marches down its
+// column, the plane's rows the kernel's z (a chain: one new row loaded a step,
+// the others shifted in registers, where reading each row a tap needs cost
+// L1 5 loads a step for a 5x5), its y one row, the planes its batch. Sets
+// `kernel`'s geometry from the 2D `taps` and its sizes to one plane's
+// (input ny x nx, output oy_n x ox_n); returns the taps as the kernel reads
+// them (oz = the 2D oy), for vec4_tap_accessor.
+std::vector<StencilTap> stencil_vec4_row_march(StencilKernel& kernel, const std::vector<StencilTap>& taps, std::int64_t ny,
+                                               std::int64_t nx, std::int64_t oy_n, std::int64_t ox_n);
+// The launch of a row-march kernel: blocks one row high, each marching through
+// 16 rows of a plane, as many planes as `input` holds; its rows' sizes are
+// checked, with 16-byte alignment and the grid's limit, else `direct` (the 2D direct kernel).
 std::string stencil_launch_vec4_planes_or_direct(const StencilKernel& vec4, const StencilKernel& direct,
                                                  const std::string& input, const std::string& output,
                                                  const std::string& out_shape, const std::string& extra_args);

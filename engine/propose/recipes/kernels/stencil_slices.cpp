@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <optional>
 
 #include "engine/propose/recipes/kernels/elementwise_groups.h"
@@ -132,24 +131,24 @@ Replacement build(const graph::OpGraph& graph, const ElementwiseGroup& group, co
     kernel.variant = kind;
     kernel.in_dtype = base.meta->dtype;
     kernel.out_dtype = root.meta->dtype;
-    // The vec4 kernel is 3D: a 2D stencil's planes are its batch, one z plane each (every tap at oz = 0).
+    // The vec4 kernel is 3D: over a 2D stencil's planes it marches down each plane's rows (its z).
     const bool planes = kind == StencilVariant::DirectVec4 && dims == 2;
-    kernel.geometry = stencil_geometry(planes ? 3 : dims, taps);
+    const std::vector<StencilTap> kernel_taps =
+        planes ? stencil_vec4_row_march(kernel, taps, shape[rank - 2], shape[rank - 1], root.meta->shape[rank - 2],
+                                        root.meta->shape[rank - 1])
+               : taps;
+    if (!planes) kernel.geometry = stencil_geometry(dims, taps);
     if (kind != StencilVariant::SharedRing) kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
     if (dims == 3) {
       for (std::size_t d = 0; d < 3; ++d)
         kernel.in_size[d] = shape[shape.size() - 3 + d], kernel.out_size[d] = root.meta->shape[root.meta->shape.size() - 3 + d];
-    } else if (planes) {
-      const std::int64_t batch = std::accumulate(shape.begin(), shape.end() - 2, std::int64_t{1}, std::multiplies<>());
-      kernel.in_size = {batch, shape[rank - 2], shape[rank - 1]};
-      kernel.out_size = {batch, root.meta->shape[rank - 2], root.meta->shape[rank - 1]};
     }
     ProgramOptions program_options;
     program_options.shape = root.meta->shape;
     program_options.shape_python = "_" + group.root + "_shape";
     ElementwiseProgram program(graph, group.members, program_options);
     for (std::size_t k = 0; k < slices.size(); ++k)
-      program.bind(slices[k].node->name, kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, taps[k])
+      program.bind(slices[k].node->name, kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, kernel_taps[k])
                                                                              : tap_accessor(kernel.geometry, taps[k]));
     fields.bind(kernel, program);
     kernel.update_result = program.value(group.root);

@@ -100,13 +100,13 @@ StencilKernel make_kernel(const UnfoldStencil& s, StencilVariant kind, const std
   kernel.variant = kind;
   kernel.in_dtype = s.input->meta->dtype;
   kernel.out_dtype = s.result->meta->dtype;
-  // The vec4 kernel is 3D: the planes (batch x channels) are its z, every tap at oz = 0.
-  kernel.geometry = stencil_geometry(over_planes ? 3 : 2, taps);
-  kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
+  // The vec4 kernel is 3D: over the planes it marches down each plane's rows (its z).
   if (over_planes) {
-    kernel.in_size = {in[0] * in[1], in[2], in[3]};
-    kernel.out_size = {out[0] * out[1], out[2], out[3]};
+    taps = stencil_vec4_row_march(kernel, taps, in[2], in[3], out[2], out[3]);
+  } else {
+    kernel.geometry = stencil_geometry(2, taps);
   }
+  kernel.geometry.tile_y = 8;  // 256 threads: no shared tile to amortise
   kernel.extra_dtypes = {s.taps->meta->dtype};
   kernel.extra_params = ", const " + kernel_dtype(s.taps->meta->dtype)->cuda_type + "* __restrict__ weight, int channels";
   const std::string k = std::to_string(taps.size());
@@ -127,7 +127,7 @@ StencilKernel make_kernel(const UnfoldStencil& s, StencilVariant kind, const std
     for (const auto& row : kernel.geometry.rows) {
       std::string guard;
       for (std::size_t j = 0; j < taps.size(); ++j)
-        if (taps[j].oy == row.oy) guard += (guard.empty() ? "" : " || ") + ("wgt[" + std::to_string(j) + "] != 0.0f");
+        if (taps[j].oz == row.oz) guard += (guard.empty() ? "" : " || ") + ("wgt[" + std::to_string(j) + "] != 0.0f");
       kernel.row_guards.push_back(guard);
     }
   }
@@ -137,7 +137,6 @@ StencilKernel make_kernel(const UnfoldStencil& s, StencilVariant kind, const std
 // `vec4`: the vec4 kernel over the planes (the scalar direct kernel its fallback); else the scalar direct kernel.
 Replacement build(const UnfoldStencil& s, const KernelRewriteOptions& options, bool vec4) {
   const auto& in = s.input->meta->shape;
-  if (vec4 && s.per_channel) throw Unsupported(s.result->name + ": the vec4 kernel over planes reads one set of coefficients");
   if (vec4 && !stencil_vec4_applies(3, s.input->meta->dtype, s.result->meta->dtype, in[3]))
     throw Unsupported(s.result->name + ": the vec4 kernel needs float32 rows a multiple of 4 floats wide");
   const std::string name = "stencil_" + s.result->name;

@@ -223,6 +223,58 @@ TEST(PlannerTest, ACpuRunPlansS1OnlyAndNoWholeGraphStepInACudaSpace) {
   EXPECT_EQ(graph_steps[0].space, Space::S1);
 }
 
+std::vector<Space> spaces_of(const std::vector<PlanStep>& steps) {
+  std::vector<Space> out;
+  for (const PlanStep& step : steps) out.push_back(step.space);
+  return out;
+}
+
+// The op graph's steps: S1 first (torch.compile of the reference is an S1 candidate), then the space whose
+// recipes the regions expect most of, so a budget of two steps reaches it. Here cutlass-evt-epilogue (S3,
+// midpoint 1.25x) expects more of the 509 us region than cublaslt-epilogue-gelu-bias (S2, 1.225x).
+TEST(PlannerTest, TheOpGraphStepsLeadWithS1ThenTheSpaceExpectedToSaveMost) {
+  Plan plan = plan_fixture("gemm_bias_gelu_bf16_h200.json");
+  ASSERT_EQ(plan.expected_saving_ms.size(), 3u);
+  EXPECT_EQ(plan.expected_saving_ms[0].first, Space::S1);
+  EXPECT_NEAR(plan.expected_saving_ms[0].second, 0.508608 * (1.0 - 1.0 / 1.2), 1e-9);
+  EXPECT_NEAR(plan.expected_saving_ms[1].second, 0.508608 * (1.0 - 1.0 / 1.225), 1e-9);
+  EXPECT_NEAR(plan.expected_saving_ms[2].second, 0.508608 * (1.0 - 1.0 / 1.25), 1e-9);
+  const auto graph_steps = lead_with_graph_steps(plan, 7);
+  EXPECT_EQ(spaces_of(graph_steps), (std::vector<Space>{Space::S1, Space::S3, Space::S2}));
+  ASSERT_EQ(graph_steps.size(), 3u);
+  EXPECT_EQ(graph_steps[0].reason, "the captured op graph (7 nodes) in S1: rewrites of the whole forward, across kernels");
+  EXPECT_EQ(graph_steps[1].reason,
+            "the captured op graph (7 nodes) in S3: rewrites of the whole forward, across kernels; before S2: the "
+            "regions' S3 recipes expect to save 102 µs, S2's 93.4 µs");
+  EXPECT_EQ(graph_steps[2].reason, "the captured op graph (7 nodes) in S2: rewrites of the whole forward, across kernels");
+  // They lead the plan, each with 3 candidates, before the region's own steps.
+  ASSERT_EQ(plan.steps.size(), 6u);
+  EXPECT_EQ(plan.steps[1].space, Space::S3);
+  EXPECT_EQ(plan.steps[1].budget, 3);
+  EXPECT_EQ(plan.steps[3].region, "linear+bias+gelu");
+}
+
+// A space no region's recipe expects anything of keeps the cheapest-first order behind the others.
+TEST(PlannerTest, OpGraphStepsKeepTheCheapestFirstOrderWhereNoRecipeSaysOtherwise) {
+  Region gemm;
+  gemm.name = "gemm";
+  gemm.pattern = "gemm";
+  gemm.dtype = "float32";
+  gemm.measured_ms = 2.0;
+  gemm.launches = 1;
+  PlanContext context;
+  context.allowed_precision = {"tf32"};
+  Plan plan = make_plan({gemm}, probe_ceilings(load_fixture("gemm_bias_gelu_bf16_h200.json")), context, test_recipes());
+  ASSERT_EQ(plan.expected_saving_ms.size(), 3u);
+  EXPECT_NEAR(plan.expected_saving_ms[0].second, 2.0 * (1.0 - 1.0 / 5.5), 1e-9);   // tf32-matmul
+  EXPECT_NEAR(plan.expected_saving_ms[1].second, 2.0 * (1.0 - 1.0 / 5.75), 1e-9);  // cublaslt-tf32
+  EXPECT_EQ(plan.expected_saving_ms[2].second, 0.0);                              // no S3 recipe for a float32 gemm
+  const auto graph_steps = lead_with_graph_steps(plan, 3);
+  EXPECT_EQ(spaces_of(graph_steps), (std::vector<Space>{Space::S1, Space::S2, Space::S3}));
+  ASSERT_EQ(graph_steps.size(), 3u);
+  EXPECT_EQ(graph_steps[1].reason, "the captured op graph (3 nodes) in S2: rewrites of the whole forward, across kernels");
+}
+
 TEST(PlannerTest, ALastDimensionTheRecipeCannotTakeExcludesIt) {
   std::vector<Region> regions = fixture_regions("gemm_bias_gelu_bf16_h200.json");
   regions[0].last_dim = 4100;

@@ -442,6 +442,27 @@ OpGraph padded_stencils_vec4() {
   return graph;
 }
 
+// padded_stencils_vec4's 5x5 blur alone on planes of `g`'s shape (stencil2d_03's size in the generalisation
+// suite: 32 planes of 2048 x 2048, for the GPU's timing).
+OpGraph replicate_blur(Shape g) {
+  GraphBuilder b;
+  b.input("g", g);
+  b.buffer("blur", "blur", {1, 1, 5, 5}, true);
+  Shape padded = g;
+  padded[2] += 4, padded[3] += 4;
+  b.call("pad_g", "call_function", "torch.nn.functional.pad", "unknown",
+         {node_arg("g"), list_arg({int_arg(2), int_arg(2), int_arg(2), int_arg(2)})}, {{"mode", string_arg("replicate")}},
+         padded);
+  b.call("blurred", "call_function", "torch.nn.functional.conv2d", "conv2d", {node_arg("pad_g"), node_arg("blur")}, {}, g);
+  OpGraph graph = b.build({"blurred"});
+  for (auto& n : graph.nodes) {
+    if (n.name != "blur") continue;
+    n.facts.values = std::vector<double>();
+    for (int i = 0; i < 25; ++i) n.facts.values->push_back(1.0 + (i % 7) * 0.25);
+  }
+  return graph;
+}
+
 // The buffers of padded_stencils_vec4 holding the values its capture read.
 const std::vector<std::string> kPaddedVec4Values = {
     "blur.copy_(torch.tensor([1.0 + (i % 7) * 0.25 for i in range(25)]).view(1, 1, 5, 5))",
@@ -470,6 +491,73 @@ OpGraph padded_stencils3d_vec4() {
     if (n.name == "box") n.facts.values = values;
   return graph;
 }
+
+// Conv stencils with the elementwise ops after them in the kernel's store: u - box(replicate pad of u)
+// (the centre read by the vec4 kernel, rows of `width` floats), a heat step x + conv(x) * f over a field f
+// (a point field: the scalar kernel), and y * 0.5 + blur(reflect pad of y) over three planes of one
+// coefficient set (the vec4 kernel over planes, the centre its own row).
+OpGraph conv_stencil_epilogues(Shape u = {2, 1, 9, 10, 16}, bool only_box = false) {
+  GraphBuilder b;
+  b.input("u", u);
+  b.buffer("box", "box", {1, 1, 3, 3, 3}, true);
+  Shape padded = u;
+  for (std::size_t d = 2; d < 5; ++d) padded[d] += 2;
+  b.call("pad_u", "call_function", "torch.nn.functional.pad", "unknown",
+         {node_arg("u"), list_arg({int_arg(1), int_arg(1), int_arg(1), int_arg(1), int_arg(1), int_arg(1)})},
+         {{"mode", string_arg("replicate")}}, padded);
+  b.call("smooth", "call_function", "torch.conv3d", "conv3d", {node_arg("pad_u"), node_arg("box")}, {}, u);
+  b.call("residual", "call_function", "operator.sub", "sub", {node_arg("u"), node_arg("smooth")}, {}, u);
+  std::vector<std::string> outputs = {"residual"};
+  if (!only_box) {
+    const Shape x = {2, 1, 7, 6, 13}, y = {2, 3, 12, 24};
+    b.input("x", x).input("f", x).input("y", y);
+    b.buffer("lap", "lap", {1, 1, 3, 3, 3}, true);
+    b.buffer("blur", "blur", {3, 1, 3, 3}, true);
+    b.call("lap_x", "call_function", "torch.conv3d", "conv3d", {node_arg("x"), node_arg("lap")}, {{"padding", int_arg(1)}}, x);
+    b.call("flux", "call_function", "operator.mul", "mul", {node_arg("lap_x"), node_arg("f")}, {}, x);
+    b.call("heat", "call_function", "operator.add", "add", {node_arg("x"), node_arg("flux")}, {}, x);
+    b.call("pad_y", "call_function", "torch.nn.functional.pad", "unknown",
+           {node_arg("y"), list_arg({int_arg(1), int_arg(1), int_arg(1), int_arg(1)})}, {{"mode", string_arg("reflect")}},
+           {2, 3, 14, 26});
+    b.call("blurred", "call_function", "torch.nn.functional.conv2d", "conv2d", {node_arg("pad_y"), node_arg("blur")},
+           {{"groups", int_arg(3)}}, y);
+    b.call("half_y", "call_function", "operator.mul", "mul", {node_arg("y"), number_arg(0.5)}, {}, y);
+    b.call("sharpened", "call_function", "operator.add", "add", {node_arg("half_y"), node_arg("blurred")}, {}, y);
+    outputs.insert(outputs.end(), {"heat", "sharpened"});
+  }
+  OpGraph graph = b.build(outputs);
+  for (auto& n : graph.nodes) {
+    if (n.name == "box") {
+      n.facts.values = std::vector<double>();
+      for (int i = 0; i < 27; ++i) n.facts.values->push_back((i % 3 == 1 ? 2.0 : 1.0) * (i / 3 % 3 == 1 ? 2.0 : 1.0) * (i / 9 == 1 ? 2.0 : 1.0) / 64.0);
+    }
+    if (n.name == "lap") {
+      n.facts.values = std::vector<double>(27, 0.0);
+      for (int i : {4, 10, 12, 14, 16, 22}) (*n.facts.values)[static_cast<std::size_t>(i)] = 1.0;
+      (*n.facts.values)[13] = -6.0;
+    }
+    if (n.name == "blur") {
+      n.facts.values = std::vector<double>();
+      for (int c = 0; c < 3; ++c)
+        for (double v : {0.0625, 0.125, 0.0625, 0.125, 0.25, 0.125, 0.0625, 0.125, 0.0625}) n.facts.values->push_back(v);
+    }
+  }
+  return graph;
+}
+
+// The buffers of conv_stencil_epilogues holding the values its capture read.
+const std::vector<std::string> kConvEpilogueValues = {
+    "box.copy_(torch.tensor([(1 + (i % 3 == 1)) * (1 + (i // 3 % 3 == 1)) * (1 + (i // 9 == 1)) / 64.0 for i in range(27)]).view(1, 1, 3, 3, 3))",
+    "lap.zero_(); lap.view(-1)[[4, 10, 12, 14, 16, 22]] = 1.0; lap.view(-1)[13] = -6.0",
+    "blur.copy_(torch.tensor([1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]).div(16).view(1, 1, 3, 3).repeat(3, 1, 1, 1))"};
+
+const std::map<std::string, std::string> kConvEpilogueReference = {
+    {"residual", "u - F.conv3d(F.pad(u, (1,) * 6, mode='replicate'), box)"},
+    {"heat", "x + F.conv3d(x, lap, padding=1) * f"},
+    {"sharpened", "y * 0.5 + F.conv2d(F.pad(y, (1, 1, 1, 1), mode='reflect'), blur, groups=3)"}};
+const std::vector<std::string> kConvEpilogueRecipes = {"s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1",
+                                                       "s3_stencil3d_direct_l1",  "s3_stencil3d_27pt",
+                                                       "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"};
 
 // A Sobel x / y pair per field: a grouped conv with two outputs per group on a reflect pad, read as
 // conv[:, 0::2] and conv[:, 1::2] by sqrt(gx * gx + gy * gy + 1e-12). The kernel computes both outputs
@@ -870,7 +958,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {"s3_stencil3d_direct_l1", "s3_stencil3d_7pt_register_z", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, {}, {}, false, 0.0, true},
       {"conv_stencils", conv_stencils(),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"},
        // A 7-point Laplacian in 27 coefficients: the kernel skips the zero ones.
        kLaplacianIn27},
       {"padded_stencils", padded_stencils(),
@@ -903,6 +991,12 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {"s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1", "s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1",
         "s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1"},
        {"box.copy_(torch.tensor([0.5 + (i % 5) * 0.25 for i in range(27)]).view(1, 1, 3, 3, 3))"}},
+      // A conv stencil's epilogue in its store: the vec4 kernels (3D with the centre, 2D over planes) and the
+      // heat step's scalar kernel with its field; the last variants (scalar, shared ring); a changed buffer.
+      {"conv_stencil_epilogues", conv_stencil_epilogues(), kConvEpilogueReference, kConvEpilogueRecipes, kConvEpilogueValues},
+      {"conv_stencil_epilogues_last_variant", conv_stencil_epilogues(), kConvEpilogueReference, kConvEpilogueRecipes,
+       kConvEpilogueValues, {}, false, 0.0, true},
+      {"conv_stencil_epilogues_buffer_changed", conv_stencil_epilogues(), kConvEpilogueReference, kConvEpilogueRecipes},
       {"padded_stencils3d_vec4_buffer_changed", padded_stencils3d_vec4(),
        {{"box_r", "F.conv3d(F.pad(x, (1,) * 6, mode='replicate'), box)"},
         {"box_f", "F.conv3d(F.pad(x, (1,) * 6, mode='reflect'), box)"},
@@ -954,7 +1048,7 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {}, {}, false, 0.0, true},
       {"conv_stencils_ring", conv_stencils(),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27, {}, false, 0.0, true},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27, {}, false, 0.0, true},
       // Rows a multiple of 4 wide take the vec4 kernel: 66 float4s per row cross warps (edge lanes load
       // their neighbours' float4s); the padded conv reads left and right of each float4 and zeros at the border.
       {"slice_stencils_vec4", slice_stencils({12, 9, 264}, {3, 30, 136}),
@@ -972,23 +1066,23 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
        {"s3_stencil3d_vec4_direct", "s3_stencil3d_7pt_register_z"}},
       {"conv_stencils_vec4", conv_stencils({2, 1, 10, 7, 136}),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
       // The capture read the Laplacian's 27 values: its 7 taps compiled in, scalar and vec4 kernels, the
       // shared-memory one; then the buffer no longer holds them (random values), so the launch takes the
       // kernels that read the weight.
       {"conv_stencils_compiled_in", with_laplacian_values(conv_stencils()),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27},
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27},
       {"conv_stencils_compiled_in_vec4", with_laplacian_values(conv_stencils({2, 1, 10, 7, 136})),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27},
       {"conv_stencils_compiled_in_ring", with_laplacian_values(conv_stencils()),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27,
+       {"s3_stencil3d_direct_l1", "s3_stencil3d_27pt", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}, kLaplacianIn27,
        {}, false, 0.0, true},
       {"conv_stencils_buffer_changed", with_laplacian_values(conv_stencils({2, 1, 10, 7, 136})),
        {{"conv3d", "F.conv3d(x, stencil, padding=1)"}, {"conv2d", "F.conv2d(y, blur, shift, padding=2, groups=3)"}},
-       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_27pt", "s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1", "s3_stencil2d_shared_tile"}},
   };
   // The TF32 implicit-GEMM convolution comes first where it applies; these run the variants after it.
   const std::string tc = "s3_tf32_implicit_gemm_conv";
@@ -1099,9 +1193,24 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   const std::string rms = "weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))";
   cases.push_back({"rms_norm", rms_norm(7, 1100), {{"mul_1", rms}}, {"s3_row_in_registers"}});
   cases.push_back({"rms_norm_other_length", rms_norm(7, 1100), {{"mul_1", rms}}, {"s3_row_in_registers"}});
-  // Run and timed on a GPU only (run_replacements.py --device cuda): the 512^3 Laplacian whose target is 80% of
-  // the DRAM bound (read 512^3 + write 510^3 floats), and a large conv epilogue.
+  // Run and timed on a GPU only (run_replacements.py --device cuda): stencil3d_02's and stencil2d_03's sizes, each
+  // as the vec4 kernel and the scalar one, the 512^3 Laplacian whose target is 80% of the DRAM bound (read 512^3 +
+  // write 510^3 floats), and a large conv epilogue.
   std::vector<Case> gpu_cases = {
+      // stencil3d_02's size in the generalisation suite: u - box(u) over 2 x 256^3, read once and written once.
+      {"box_residual_large", conv_stencil_epilogues({2, 1, 256, 256, 256}, true),
+       {{"residual", "u - F.conv3d(F.pad(u, (1,) * 6, mode='replicate'), box)"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1"}, {kConvEpilogueValues[0]}, {}, true, 2.0 * 2 * 256 * 256 * 256 * 4},
+      {"box_residual_large_scalar", conv_stencil_epilogues({2, 1, 256, 256, 256}, true),
+       {{"residual", "u - F.conv3d(F.pad(u, (1,) * 6, mode='replicate'), box)"}},
+       {"s3_stencil3d_vec4_direct", "s3_stencil3d_direct_l1"}, {kConvEpilogueValues[0]}, {}, true, 2.0 * 2 * 256 * 256 * 256 * 4,
+       true},
+      {"blur5_replicate_2048", replicate_blur({32, 1, 2048, 2048}),
+       {{"blurred", "F.conv2d(F.pad(g, (2, 2, 2, 2), mode='replicate'), blur)"}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}, {kPaddedVec4Values[0]}, {}, true, 2.0 * 32 * 2048 * 2048 * 4},
+      {"blur5_replicate_2048_scalar", replicate_blur({32, 1, 2048, 2048}),
+       {{"blurred", "F.conv2d(F.pad(g, (2, 2, 2, 2), mode='replicate'), blur)"}},
+       {"s3_stencil2d_vec4_direct", "s3_stencil2d_direct_l1"}, {kPaddedVec4Values[0]}, {}, true, 2.0 * 32 * 2048 * 2048 * 4, true},
       {"laplacian_512", slice_stencils({512, 512, 512}),
        {{"lap", "x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + "
                 "x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]"}},
@@ -1174,30 +1283,36 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_THAT(result.out, ::testing::Not(::testing::HasSubstr("FAIL")));
   // Every output was checked; aligned tensors took the 16-byte kernel, the misaligned view the scalar one.
-  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 113) << result.out;
+  EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 122) << result.out;
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   long_row_logsumexp: lse max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   reductions_streaming: log_probs max error"));
   // Circular, reflect and replicate pads folded into the direct stencils read what F.pad would have made.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv3d max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils: conv2d_e max error"));
-  // The vec4 kernel over planes maps replicate and reflect borders; the kernel reading a changed buffer is
-  // vec4 for one channel only.
+  // The vec4 kernel marching down the planes' rows maps replicate and reflect borders; the kernel reading a
+  // changed buffer is vec4 too (its batch is the plane, so it reads each plane's channel).
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils_vec4: sharp max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_blurred_vec4, stencil_sharp_vec4)\nok   padded_stencils_vec4: sharp"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_blurred_weights_vec4, stencil_sharp_weights)\n"
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_blurred_weights_vec4, stencil_sharp_weights_vec4)\n"
                                                "ok   padded_stencils_vec4_buffer_changed: sharp"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   padded_stencils_vec4_direct: sharp max error"));
   // 3D borders through the vec4 kernel: the literals' kernel, then the one that reads a changed buffer.
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_box_c_vec4, stencil_box_f_vec4, stencil_box_r_vec4)\n"
-                                               "ok   padded_stencils3d_vec4_buffer_changed: box_c"));
+                                               "ok   conv_stencil_epilogues: heat"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_box_c_weights_vec4, stencil_box_f_weights_vec4, "
                                                "stencil_box_r_weights_vec4)\nok   sobel_pairs: magnitude"));
   // A Sobel pair per field: both outputs in one kernel, only the magnitude written.
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   sobel_pairs: magnitude max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g_vec4)\nok   sobel_pairs_buffer_changed: magnitude"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g_weights)\nok   sobel_pairs_direct: magnitude"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g_weights_vec4)\nok   sobel_pairs_direct: magnitude"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_g)\nok   sobel_pairs_odd_rows: magnitude"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("sobel_pairs_odd_rows: magnitude max error"));
+  // A conv stencil's epilogue in its store: u - box(u) with the centre through the vec4 kernel, the heat step's
+  // field through the scalar kernel, y * 0.5 + blur(y) marching down the rows.
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_stencil_epilogues: residual max error 0 (kernels stencil_blurred_vec4, "
+                                               "stencil_lap_x, stencil_smooth_vec4)"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_stencil_epilogues_last_variant: heat max error"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("ok   conv_stencil_epilogues_buffer_changed: sharpened max error"));
   // F.unfold's windows as a stencil: vec4 over planes, the scalar direct kernel, per-channel coefficients.
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_view_1_vec4)\nok   unfold_window_direct: view_1"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_view_1)\nok   unfold_window_per_channel: view_1"));
@@ -1225,10 +1340,10 @@ TEST(CpuEmulation, GeneratedKernelsComputeWhatTorchComputes) {
   EXPECT_THAT(result.out, ::testing::HasSubstr("slice_stencils_vec4_misaligned: lap max error"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_jacobi, stencil_lap)\nok   diagonal_difference_vec4: diff"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_diff_vec4)\nok   conv_stencils_vec4"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_vec4)\nok   conv_stencils_compiled_in:"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d_vec4, stencil_conv3d_vec4)\nok   conv_stencils_compiled_in:"));
   // The Laplacian compiled in runs while the buffer holds it; the kernel that reads the weight once it does not.
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_vec4)\nok   conv_stencils_compiled_in_ring:"));
-  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d, stencil_conv3d_weights_vec4)\nok   channels_last_epilogue"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d_vec4, stencil_conv3d_vec4)\nok   conv_stencils_compiled_in_ring:"));
+  EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels stencil_conv2d_vec4, stencil_conv3d_weights_vec4)\nok   channels_last_epilogue"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul_vec)\nok   bias_leaky_scale_misaligned: mul"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("(kernels fused_mul)\nok   broadcasts"));
   EXPECT_THAT(result.out, ::testing::HasSubstr("ok   channels_last_epilogue: relu max error"));

@@ -176,8 +176,15 @@ TEST(StencilConv, ChannelsWithTheirOwnCoefficientsKeepThemOnTheDeviceButOnlyTheT
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_conv_stencils(with_values(b.build({"conv2d"}), "d", values), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 2u);
-  const Replacement& direct = found[0];
+  // Rows of 64 floats: first the vec4 kernel marching down the planes' rows, its batch the plane, so it reads
+  // each plane's channel's coefficients too.
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].recipe, "s3_stencil2d_vec4_direct");
+  ASSERT_EQ(found[0].kernels.size(), 4u);
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("  wgt[0] = static_cast<float>(weight[(long long)channel * 9 + 1]);\n"));
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("const int channel = (int)(batch % channels);"));
+  hiera::testing::expect_kernels_compile(found[0]);
+  const Replacement& direct = found[1];
   EXPECT_EQ(direct.recipe, "s3_stencil2d_direct_l1");
   EXPECT_THAT(direct.description, HasSubstr("(the 4 taps the buffer uses, coefficients read on the device, checked against"));
   ASSERT_EQ(direct.kernels.size(), 2u);
@@ -200,11 +207,14 @@ TEST(StencilConv, DepthwiseConv2dIsATiledStencilPerChannel) {
   std::set<std::string> covered;
   std::vector<SkippedRewrite> skipped;
   const auto found = find_conv_stencils(b.build({"conv2d"}), covered, options(), skipped);
-  ASSERT_EQ(found.size(), 2u);
-  EXPECT_EQ(found[0].recipe, "s3_stencil2d_direct_l1");
-  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("if (wgt[24] != 0.0f) acc += wgt[24] * IN(2, 2);"));
-  hiera::testing::expect_kernels_compile(found[0]);
-  const Replacement& r = found[1];
+  ASSERT_EQ(found.size(), 3u);
+  // The vec4 kernel over the planes' rows reads each plane's 25 coefficients (its batch is the plane).
+  EXPECT_EQ(found[0].recipe, "s3_stencil2d_vec4_direct");
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("if (wgt[24] != 0.0f) acc += wgt[24] * TAP(4, 2);"));
+  EXPECT_EQ(found[1].recipe, "s3_stencil2d_direct_l1");
+  EXPECT_THAT(found[1].kernels[0].source, HasSubstr("if (wgt[24] != 0.0f) acc += wgt[24] * IN(2, 2);"));
+  hiera::testing::expect_kernels_compile(found[1]);
+  const Replacement& r = found[2];
   EXPECT_EQ(r.recipe, "s3_stencil2d_shared_tile");
   EXPECT_EQ(r.statements.back(),
             "_kernel(\"stencil_conv2d\")(((_conv2d_shape[-1] + 31) // 32, (_conv2d_shape[-2] + 7) // 8, max(1, min("

@@ -34,30 +34,63 @@ TEST(StencilSpellings, AHeatStepWhoseLaplacianIsARegisteredBuffer) {
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].recipe, "s3_stencil3d_vec4_direct");
   EXPECT_EQ(found[1].recipe, "s3_stencil3d_27pt");
-  EXPECT_THAT(found[0].covered, ElementsAre("conv3d"));
+  // u + dt * conv(u): the step's two ops in the kernel's store (u is the conv's centre), only the step written.
+  for (const Replacement& r : found) {
+    EXPECT_THAT(r.covered, ElementsAre("add", "conv3d", "mul"));
+    EXPECT_EQ(r.produces, "add");
+    EXPECT_THAT(r.description, HasSubstr(", with 2 elementwise ops after it in its store"));
+    hiera::testing::expect_kernels_compile(r);
+  }
   EXPECT_EQ(found[0].statements[0], "_conv3d_x = u.contiguous()");
-  EXPECT_THAT(found[0].statements.back(), HasSubstr("_conv3d_x, conv3d, w.contiguous(), None"));
-  hiera::testing::expect_kernels_compile(found[0]);
+  EXPECT_THAT(found[0].statements.back(), HasSubstr("_conv3d_x, add, w.contiguous(), None"));
+  // The vec4 kernel reads u at the output point from the centre row it holds anyway.
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("const float conv_value = acc + bias_value;"));
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("TAP(2, 0)"));
+}
+
+// A conv stencil's epilogue reading a tensor other than the conv's input at the output point (a diffusivity
+// field k in u + dt * k * laplacian(u) on a circular pad): the scalar direct kernel takes it as a field; the
+// vec4 kernel (four outputs a thread) is not offered.
+TEST(StencilSpellings, AConvStencilsEpilogueReadsAnotherFieldAtTheOutputPoint) {
+  std::vector<SkippedRewrite> skipped;
+  const auto found = stencils(captured_graph("heat3d_diffusivity_field"), &skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(found.size(), 1u);
+  const Replacement& r = found[0];
+  EXPECT_EQ(r.recipe, "s3_stencil3d_direct_l1");
+  EXPECT_EQ(r.produces, "add");
+  EXPECT_THAT(r.covered, ElementsAre("add", "conv3d", "mul", "mul_1", "pad"));
+  EXPECT_THAT(r.description, HasSubstr("the circular pad folded in, with 3 elementwise ops after it in its store, reading k "
+                                       "at each output point"));
+  EXPECT_THAT(r.statements, ::testing::Contains("assert k.dtype == torch.float32 and k.shape == _conv3d_shape, \"kernel "
+                                                "stencil_conv3d_weights expects float32 k of the output's shape\""));
+  EXPECT_THAT(r.statements.back(), HasSubstr("_conv3d_x, add, lap.contiguous(), None, _conv3d_x.shape[1], k.contiguous()"));
+  EXPECT_THAT(r.kernels[0].source, HasSubstr("const float* __restrict__ field0"));
+  hiera::testing::expect_kernels_compile(r);
 }
 
 TEST(StencilSpellings, ReplicatePadBeforeAGroupedConvIsTheStencilsBoundary) {
   const auto found = stencils(captured_graph("stencil2d_pad_modes"));
   ASSERT_EQ(found.size(), 2u);  // only the direct kernels map taps through a boundary mode: vec4 over planes, scalar
-  // Rows of 24 floats and the same coefficients in every field: the vec4 kernel marches through the 8 planes,
-  // each row's y mapped to the replicated edge; its scalar twin takes misaligned inputs, and the kernel that
-  // reads the weight (not vec4: it would need each plane's field) a changed buffer.
+  // Rows of 24 floats: the vec4 kernel marches down each of the 8 planes' 20 rows, a row above or below the
+  // plane mapped to the replicated edge; its scalar twin takes misaligned inputs, and the kernels that read the
+  // weight (vec4 and scalar, the plane's channel from the batch) a changed buffer.
   const Replacement& v = found[0];
   EXPECT_EQ(v.recipe, "s3_stencil2d_vec4_direct");
   EXPECT_THAT(v.covered, ElementsAre("conv2d", "pad"));
-  ASSERT_EQ(v.kernels.size(), 3u);
+  ASSERT_EQ(v.kernels.size(), 4u);
   EXPECT_EQ(v.kernels[0].name, "stencil_conv2d_vec4");
   EXPECT_EQ(v.kernels[1].name, "stencil_conv2d");
-  EXPECT_EQ(v.kernels[2].name, "stencil_conv2d_weights");
+  EXPECT_EQ(v.kernels[2].name, "stencil_conv2d_weights_vec4");
+  EXPECT_EQ(v.kernels[3].name, "stencil_conv2d_weights");
   EXPECT_THAT(v.kernels[0].source, HasSubstr("#define BOUNDARY (1)\n"));
-  EXPECT_THAT(v.kernels[0].source, HasSubstr("const long long off0 = (long long)(0) * plane + (long long)(hiera_edge(yl + (-1), ny) - yl) * nx;"));
-  EXPECT_THAT(v.kernels[0].source, HasSubstr("nz = 8, ny = 20, nx = 24, oz_n = 8, oy_n = 20, ox_n = 24;"));
-  EXPECT_THAT(v.statements.back(), HasSubstr("_kernel(\"stencil_conv2d_vec4\")((1, 5, 1), (128, 4), _conv2d_x, conv2d"));
-  EXPECT_THAT(v.statements.back(), HasSubstr("if _conv2d_x.numel() == 3840 and _conv2d_x.shape[-2:] == (20, 24) and "
+  // The rows' replicated edge is the march's: each load maps its row (the kernel's plane) through hiera_edge.
+  EXPECT_THAT(v.kernels[0].source, HasSubstr("hiera_load_row<-1, 1>(row0, volume + (long long)hiera_edge(z_begin + (-1), nz) * plane + "
+                                             "row0_at, true, x4, nx, lane);"));
+  EXPECT_THAT(v.kernels[0].source, HasSubstr("nz = 20, ny = 1, nx = 24, oz_n = 20, oy_n = 1, ox_n = 24;"));
+  EXPECT_THAT(v.statements.back(), HasSubstr("_kernel(\"stencil_conv2d_vec4\")((1, 1, (_conv2d_x.numel() // 480) * 2), (128, 1), "
+                                             "_conv2d_x, conv2d"));
+  EXPECT_THAT(v.statements.back(), HasSubstr("if _conv2d_x.shape[-2:] == (20, 24) and (_conv2d_x.numel() // 480) * 2 <= 65535 and "
                                              "_conv2d_x.data_ptr() % 16 == 0 else _kernel(\"stencil_conv2d\")"));
   hiera::testing::expect_kernels_compile(v);
   const Replacement& r = found[1];
@@ -140,8 +173,10 @@ TEST(StencilSpellings, ASobelPairPerFieldIsOneKernelWritingOnlyItsCombination) {
   }
   const Replacement& v = found[0];
   EXPECT_THAT(v.description, HasSubstr(", its 2 outputs per group combined into sqrt in the kernel (only that is written)"));
-  // The pair's literals, the zero column of each left out; the other kernel reads both rows of the group.
-  ASSERT_EQ(v.kernels.size(), 3u);
+  // The pair's literals, the zero column of each left out; the other kernels (vec4 and scalar) read both rows
+  // of the group, the plane's channel from the batch.
+  ASSERT_EQ(v.kernels.size(), 4u);
+  EXPECT_EQ(v.kernels[2].name, "stencil_conv2d_weights_vec4");
   const std::string& literal = v.kernels[0].source;
   EXPECT_THAT(literal, HasSubstr("float acc0 = 0.0f;"));
   EXPECT_THAT(literal, HasSubstr("float acc1 = 0.0f;"));
@@ -150,7 +185,7 @@ TEST(StencilSpellings, ASobelPairPerFieldIsOneKernelWritingOnlyItsCombination) {
   EXPECT_THAT(literal, Not(HasSubstr("0.0f * TAP")));
   EXPECT_THAT(literal, HasSubstr("sqrtf("));
   EXPECT_THAT(v.kernels[2].source, HasSubstr("for (int k = 0; k < 18; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * 18 + k]);"));
-  EXPECT_THAT(v.kernels[2].source, HasSubstr("if (wgt[17] != 0.0f) acc1 += wgt[17] * IN(1, 1);"));
+  EXPECT_THAT(v.kernels[3].source, HasSubstr("if (wgt[17] != 0.0f) acc1 += wgt[17] * IN(1, 1);"));
 }
 
 TEST(StencilSpellings, OutputsPerGroupReadOtherwiseAreNoStencil) {
@@ -180,9 +215,13 @@ TEST(StencilSpellings, UnfoldWindowsWeightedAndSummedAreAStencil) {
   EXPECT_TRUE(skipped.empty());
   for (const auto& r : found)
     for (const auto& k : r.kernels) EXPECT_THAT(k.options, ElementsAre("--fmad=true")) << k.name;
-  // Per-channel coefficients: the vec4 kernel over planes cannot tell the channels apart.
-  ASSERT_EQ(found.size(), 1u);
-  const Replacement& r = found[0];
+  // Per-channel coefficients: the vec4 kernel marching down the planes' rows reads each plane's channel (its
+  // batch), then the scalar direct kernel.
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].recipe, "s3_stencil2d_vec4_direct");
+  EXPECT_THAT(found[0].kernels[0].source, HasSubstr("const long long first = (long long)(batch % channels) * 25;"));
+  hiera::testing::expect_kernels_compile(found[0]);
+  const Replacement& r = found[1];
   EXPECT_EQ(r.recipe, "s3_stencil2d_direct_l1");
   EXPECT_EQ(r.produces, "reshape_1");
   EXPECT_THAT(r.covered, ElementsAre("mul", "reshape", "reshape_1", "sum_1", "unfold"));
