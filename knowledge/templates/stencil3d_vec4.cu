@@ -99,7 +99,10 @@ __device__ __forceinline__ void hiera_load_row(float4 (&chunks)[J_N], const floa
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128 * TILE_Y)
+// At least two 512-thread blocks a SM (registers capped at 64): the 27-point box's nine rows held 79
+// registers a thread, one block a SM, a quarter of its threads. A block one row high (a 2D row march) has room.
+#define MIN_BLOCKS (TILE_Y > 1 ? 2 : 1)
+extern "C" __global__ void __launch_bounds__(128 * TILE_Y, MIN_BLOCKS)
 {{kernel_name}}(const float* __restrict__ in, float* __restrict__ out{{extra_params}}, int nx, int ny, int nz, int ox_n,
                 int oy_n, int oz_n, int z_chunk) {
   {{fixed_sizes}}
