@@ -6,8 +6,9 @@
 // warp issues one 16-byte load per row where the scalar direct kernel issues
 // one 4-byte load per tap. Rows with the same oy and consecutive oz are one
 // chain marching along z: each step loads only the chain's top row and
-// shifts the others down in registers. Blocks are 128 threads (512 outputs)
-// wide and march through short z chunks. The grid's sizes are compiled in
+// shifts the others down in registers. Blocks are threads_x threads (4 *
+// threads_x outputs, at most 512) wide, no wider than the row, and march
+// through short z chunks. The grid's sizes are compiled in
 // (the launch checks them and takes the generic scalar kernel otherwise):
 // with run-time sizes, the index arithmetic and the registers it holds cost
 // the H200 a fifth of its bandwidth here.
@@ -17,9 +18,10 @@
 // names its mapped plane, which a chain's shifts keep right).
 // Domain: in [batch, nz, ny, nx] float32, nx % 4 == 0, 16-byte aligned;
 // out [batch, oz_n, oy_n, ox_n] float32; both contiguous.
-// Launch: block (128, tile_y), grid (ceil(ox_n / 512), ceil(oy_n / tile_y), batch * ceil(oz_n / z_chunk)).
+// Launch: block (threads_x, tile_y), grid (ceil(ox_n / (4 * threads_x)), ceil(oy_n / tile_y), batch * ceil(oz_n / z_chunk)).
 //
-// Placeholders: kernel_name, includes, functions (device helpers), tile_y,
+// Placeholders: kernel_name, includes, functions (device helpers), threads_x
+// (a multiple of 32: each warp is one row's 32 consecutive float4s), tile_y,
 // j_lo / j_n (the float4s a row may need, relative to the thread's own:
 // j_lo .. j_lo + j_n - 1), fixed_sizes (statements setting nx, ny, nz, ox_n,
 // oy_n, oz_n to constants), extra_params, setup (statements with `batch`
@@ -33,6 +35,7 @@
 // boundary (0 zeros, 1 replicate, 2 reflect, 3 circular),
 // edge_function (hiera_edge(g, n) of that mode, from stencil_kernel.cpp).
 {{includes}}
+#define THREADS_X {{threads_x}}
 #define TILE_Y {{tile_y}}
 #define J_LO ({{j_lo}})
 #define J_N ({{j_n}})
@@ -102,7 +105,7 @@ __device__ __forceinline__ void hiera_load_row(float4 (&chunks)[J_N], const floa
 // At least two 512-thread blocks a SM (registers capped at 64): the 27-point box's nine rows held 79
 // registers a thread, one block a SM, a quarter of its threads. A block one row high (a 2D row march) has room.
 #define MIN_BLOCKS (TILE_Y > 1 ? 2 : 1)
-extern "C" __global__ void __launch_bounds__(128 * TILE_Y, MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(THREADS_X * TILE_Y, MIN_BLOCKS)
 {{kernel_name}}(const float* __restrict__ in, float* __restrict__ out{{extra_params}}, int nx, int ny, int nz, int ox_n,
                 int oy_n, int oz_n, int z_chunk) {
   {{fixed_sizes}}
@@ -113,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(128 * TILE_Y, MIN_BLOCKS)
   const long long plane = (long long)ny * nx;
   const float* volume = in + batch * nz * plane;
   float* volume_out = out + batch * oz_n * (long long)oy_n * ox_n;
-  const int x4 = 4 * (int)(blockIdx.x * 128 + threadIdx.x);
+  const int x4 = 4 * (int)(blockIdx.x * THREADS_X + threadIdx.x);
   const int yo = blockIdx.y * TILE_Y + (int)threadIdx.y;
   const int lane = (int)(threadIdx.x & 31);
   {{setup}}

@@ -17,12 +17,21 @@ namespace {
 constexpr int kTargetWaves = 8;  // blocks for this many waves: the last one's idle SMs matter little
 constexpr int kMinZChunk = 32;   // a chunk re-reads its first planes: keep that a few percent
 constexpr int kVec4ZChunk = 8;
-constexpr int kVec4Threads = 128;  // threads of a vec4 block's row: 512 outputs
-constexpr int kVec4TileY = 4;
+constexpr int kVec4Threads = 128;      // at most, a vec4 block's row: 512 outputs
+constexpr int kVec4BlockThreads = 512;  // a 3D block: its rows make up this many threads
 constexpr int kVec4RowChunk = 16;  // a 2D row march's rows a block: its halo rows (from L2) a few percent
 
-// A block's rows: one where the grid is one row high (a 2D row march, stencil_vec4_row_march).
-int vec4_tile_y(const StencilKernel& kernel) { return kernel.in_size[1] == 1 ? 1 : kVec4TileY; }
+// A block's threads in x: whole warps, no wider than the output row's float4s (a 128-thread row over a
+// 256-float grid left half of each block idle, holding registers).
+int vec4_threads_x(const StencilKernel& kernel) {
+  const std::int64_t float4s = (kernel.out_size[2] + 3) / 4;
+  return static_cast<int>(std::clamp<std::int64_t>((float4s + 31) / 32 * 32, 32, kVec4Threads));
+}
+// A block's rows: one where the grid is one row high (a 2D row march, stencil_vec4_row_march), else as
+// many as make a 512-thread block.
+int vec4_tile_y(const StencilKernel& kernel) {
+  return kernel.in_size[1] == 1 ? 1 : kVec4BlockThreads / vec4_threads_x(kernel);
+}
 
 int floor4(int v) { return v >= 0 ? v / 4 : -((3 - v) / 4); }
 
@@ -200,6 +209,7 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
   values.erase("out_t");
   for (const char* unused : {"tile_x", "lo_z", "hi_z", "lo_y", "hi_y", "lo_x", "hi_x", "column_y", "column_x", "plane_lo", "plane_hi"})
     values.erase(unused);
+  values["threads_x"] = std::to_string(vec4_threads_x(kernel));
   values["tile_y"] = std::to_string(vec4_tile_y(kernel));
   values["j_lo"] = std::to_string(j_lo);
   values["j_n"] = std::to_string(j_hi - j_lo + 1);
@@ -274,12 +284,12 @@ std::string stencil_launch(const StencilKernel& kernel, const std::string& input
                            const std::string& out_shape, const std::string& extra_args, int z_chunk) {
   const StencilGeometry& g = kernel.geometry;
   if (kernel.variant == StencilVariant::DirectVec4) {
-    const std::string zc = std::to_string(z_chunk), outputs = std::to_string(4 * kVec4Threads);
-    const int tile_y = vec4_tile_y(kernel);
-    return "_kernel(\"" + kernel.name + "\")(((" + out_shape + "[-1] + " + std::to_string(4 * kVec4Threads - 1) + ") // " +
+    const int threads_x = vec4_threads_x(kernel), tile_y = vec4_tile_y(kernel);
+    const std::string zc = std::to_string(z_chunk), outputs = std::to_string(4 * threads_x);
+    return "_kernel(\"" + kernel.name + "\")(((" + out_shape + "[-1] + " + std::to_string(4 * threads_x - 1) + ") // " +
            outputs + ", (" + out_shape + "[-2] + " + std::to_string(tile_y - 1) + ") // " + std::to_string(tile_y) +
            ", " + out_shape + "[:-3].numel() * ((" + out_shape + "[-3] + " + std::to_string(z_chunk - 1) + ") // " + zc +
-           ")), (" + std::to_string(kVec4Threads) + ", " + std::to_string(tile_y) + "), " + input + ", " + output +
+           ")), (" + std::to_string(threads_x) + ", " + std::to_string(tile_y) + "), " + input + ", " + output +
            extra_args + ", " + input + ".shape[-1], " + input + ".shape[-2], " + input + ".shape[-3], " + out_shape +
            "[-1], " + out_shape + "[-2], " + out_shape + "[-3], " + zc + ")";
   }
@@ -329,9 +339,10 @@ std::string stencil_launch_vec4_planes_or_direct(const StencilKernel& vec4, cons
   auto text = [](std::int64_t v) { return std::to_string(v); };
   // The planes come from the input; the grid's z (planes x chunks) stays within CUDA's 65535.
   const std::string planes = "(" + input + ".numel() // " + text(n[0] * n[2]) + ")";
-  const std::string grid = "(" + text((o[2] + 4 * kVec4Threads - 1) / (4 * kVec4Threads)) + ", 1, " + planes + " * " +
+  const int threads_x = vec4_threads_x(vec4);
+  const std::string grid = "(" + text((o[2] + 4 * threads_x - 1) / (4 * threads_x)) + ", 1, " + planes + " * " +
                            text(chunks) + ")";
-  return "_kernel(\"" + vec4.name + "\")(" + grid + ", (" + text(kVec4Threads) + ", 1), " + input + ", " + output +
+  return "_kernel(\"" + vec4.name + "\")(" + grid + ", (" + text(threads_x) + ", 1), " + input + ", " + output +
          extra_args + ", " + text(n[2]) + ", 1, " + text(n[0]) + ", " + text(o[2]) + ", 1, " + text(o[0]) + ", " +
          text(row_chunk) + ") if " + input + ".shape[-2:] == (" + text(n[0]) + ", " + text(n[2]) + ") and " + planes +
          " * " + text(chunks) + " <= 65535 and " + input + ".data_ptr() % 16 == 0 else " +

@@ -56,9 +56,10 @@ TEST(StencilConv, SingleChannelConv3dWithFixedCoefficients) {
   for (const auto& k : direct.kernels) EXPECT_THAT(k.options, ElementsAre("--fmad=true"));
   EXPECT_EQ(direct.kernels[0].name, "stencil_conv3d_vec4");
   EXPECT_EQ(direct.kernels[1].name, "stencil_conv3d");
+  // Rows of 128 floats are 32 float4s: blocks of 32 x 16 threads, no lane idle.
   EXPECT_EQ(direct.statements.back(),
-            "_kernel(\"stencil_conv3d_vec4\")(((_conv3d_shape[-1] + 511) // 512, (_conv3d_shape[-2] + 3) // 4, "
-            "_conv3d_shape[:-3].numel() * ((_conv3d_shape[-3] + 7) // 8)), (128, 4), _conv3d_x, conv3d, stencil.contiguous(), "
+            "_kernel(\"stencil_conv3d_vec4\")(((_conv3d_shape[-1] + 127) // 128, (_conv3d_shape[-2] + 15) // 16, "
+            "_conv3d_shape[:-3].numel() * ((_conv3d_shape[-3] + 7) // 8)), (32, 16), _conv3d_x, conv3d, stencil.contiguous(), "
             "None, _conv3d_x.shape[1], _conv3d_x.shape[-1], _conv3d_x.shape[-2], _conv3d_x.shape[-3], _conv3d_shape[-1], "
             "_conv3d_shape[-2], _conv3d_shape[-3], 8) if _conv3d_x.shape[-3:] == (128, 128, 128) and _conv3d_x.data_ptr() % 16 == 0 "
             "else _kernel(\"stencil_conv3d\")(((_conv3d_shape[-1] + 31) // 32, (_conv3d_shape[-2] + 7) // 8, "

@@ -88,7 +88,7 @@ TEST(StencilSpellings, ReplicatePadBeforeAGroupedConvIsTheStencilsBoundary) {
   EXPECT_THAT(v.kernels[0].source, HasSubstr("hiera_load_row<-1, 1>(row0, volume + (long long)hiera_edge(z_begin + (-1), nz) * plane + "
                                              "row0_at, true, x4, nx, lane);"));
   EXPECT_THAT(v.kernels[0].source, HasSubstr("nz = 20, ny = 1, nx = 24, oz_n = 20, oy_n = 1, ox_n = 24;"));
-  EXPECT_THAT(v.statements.back(), HasSubstr("_kernel(\"stencil_conv2d_vec4\")((1, 1, (_conv2d_x.numel() // 480) * 2), (128, 1), "
+  EXPECT_THAT(v.statements.back(), HasSubstr("_kernel(\"stencil_conv2d_vec4\")((1, 1, (_conv2d_x.numel() // 480) * 2), (32, 1), "
                                              "_conv2d_x, conv2d"));
   EXPECT_THAT(v.statements.back(), HasSubstr("if _conv2d_x.shape[-2:] == (20, 24) and (_conv2d_x.numel() // 480) * 2 <= 65535 and "
                                              "_conv2d_x.data_ptr() % 16 == 0 else _kernel(\"stencil_conv2d\")"));
