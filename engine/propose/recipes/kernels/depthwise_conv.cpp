@@ -81,18 +81,6 @@ int shared_bytes(const DepthwiseBlock& b, int k_y, int k_x, int stride_y, int st
   return in_h * pitch * 4;
 }
 
-// The elementwise group that takes the whole conv output and keeps its shape (a batch norm and an activation):
-// computed in the kernel's store. Null when there is none, or when its ops are the prologue of a norm, softmax or
-// reduction (whose kernel reads the conv's output once anyway).
-const ElementwiseGroup* epilogue_group(const graph::OpGraph& graph, const graph::Node& conv,
-                                       const std::vector<ElementwiseGroup>& groups) {
-  const ElementwiseGroup* group = group_taking(groups, conv);
-  if (!group || group->computing_ops == 0) return nullptr;
-  const graph::Node* root = graph.find(group->root);
-  if (!root || !root->meta || root->meta->shape != conv.meta->shape || !is_float_dtype(root->meta->dtype)) return nullptr;
-  return feeds_row_kernel(graph, *root) ? nullptr : group;
-}
-
 // "batch_norm + hardtanh"
 std::string describe_group(const graph::OpGraph& graph, const ElementwiseGroup& group) {
   std::string out;

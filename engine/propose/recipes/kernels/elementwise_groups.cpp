@@ -91,4 +91,13 @@ bool feeds_row_kernel(const graph::OpGraph& graph, const graph::Node& value) {
   });
 }
 
+const ElementwiseGroup* epilogue_group(const graph::OpGraph& graph, const graph::Node& value,
+                                       const std::vector<ElementwiseGroup>& groups) {
+  const ElementwiseGroup* group = group_taking(groups, value);
+  if (!group || group->computing_ops == 0 || !value.meta) return nullptr;
+  const graph::Node* root = graph.find(group->root);
+  if (!root || !root->meta || root->meta->shape != value.meta->shape || !is_float_dtype(root->meta->dtype)) return nullptr;
+  return feeds_row_kernel(graph, *root) ? nullptr : group;
+}
+
 }  // namespace hiera::engine::propose::recipes::kernels

@@ -36,5 +36,11 @@ const ElementwiseGroup* group_taking(const std::vector<ElementwiseGroup>& groups
 bool is_row_kernel(const graph::Node& node);
 // Whether some user of `value` is one.
 bool feeds_row_kernel(const graph::OpGraph& graph, const graph::Node& value);
+// The elementwise group that takes the whole of a kernel's output `value` and keeps its shape (a batch norm and
+// an activation after a conv, u - conv(u)), for the kernel's store. Null when there is none, when it computes
+// nothing, when its result is no float tensor, or when its ops are the prologue of a norm, softmax or reduction
+// (whose kernel reads the value once anyway).
+const ElementwiseGroup* epilogue_group(const graph::OpGraph& graph, const graph::Node& value,
+                                       const std::vector<ElementwiseGroup>& groups);
 
 }  // namespace hiera::engine::propose::recipes::kernels

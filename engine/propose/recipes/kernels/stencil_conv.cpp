@@ -188,12 +188,9 @@ struct StencilEpilogue {
 std::optional<StencilEpilogue> stencil_epilogue(const graph::OpGraph& graph, const graph::Node& conv,
                                                 const graph::Node& input, const std::set<std::string>& covered) {
   const auto groups = elementwise_groups(graph, covered);
-  const ElementwiseGroup* group = group_taking(groups, conv);
-  if (!group || group->computing_ops == 0) return std::nullopt;
+  const ElementwiseGroup* group = epilogue_group(graph, conv, groups);
+  if (!group) return std::nullopt;
   const graph::Node* root = graph.find(group->root);
-  if (!root || !root->meta || !conv.meta || root->meta->shape != conv.meta->shape || !is_float_dtype(root->meta->dtype) ||
-      feeds_row_kernel(graph, *root))
-    return std::nullopt;
   StencilEpilogue out;
   out.group = *group;
   std::vector<std::string> others;
