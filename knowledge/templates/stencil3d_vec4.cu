@@ -6,7 +6,11 @@
 // warp issues one 16-byte load per row where the scalar direct kernel issues
 // one 4-byte load per tap. Rows with the same oy and consecutive oz are one
 // chain marching along z: each step loads only the chain's top row and
-// shifts the others down in registers. Blocks are threads_x threads (4 *
+// shifts the others down in registers. A stencil whose value combines sums
+// of coefficient x tap (a conv with known coefficients) holds sums instead
+// of rows: each step loads the top plane's rows one at a time, adds each
+// term to the output plane it serves (one slot of four floats an output
+// plane), and the lowest slot is then complete. Blocks are threads_x threads (4 *
 // threads_x outputs, at most 512) wide, no wider than the row, and march
 // through short z chunks. The grid's sizes are compiled in
 // (the launch checks them and takes the generic scalar kernel otherwise):
@@ -27,11 +31,13 @@
 // oy_n, oz_n to constants), extra_params, setup (statements with `batch`
 // known), row_setup (each row's offset from the thread's point and, where
 // some output's taps reach outside the input, whether its y is inside; the
-// chains' lower rows loaded for the first plane),
+// chains' lower rows loaded for the first plane, or the sums' slots and the
+// planes below the first output added into them),
 // row_loads (each chain's top row for this plane: hiera_load_row<lo, hi>(rowR,
-// ...), lo/hi the x offsets the chain's taps read), row_shifts (each chain
-// moved down one plane), update_body and update_result (over TAP(R, ox): row
-// R's input at output x + i + ox, for the output i = 0..3 being computed),
+// ...), lo/hi the x offsets the chain's taps read; or the top plane's rows,
+// each added into the slots), row_shifts (each chain or slot moved down one
+// plane), update_body and update_result (over TAP(R, ox): row R's input at
+// output x + i + ox, or the sums' names, for the output i = 0..3 computed),
 // boundary (0 zeros, 1 replicate, 2 reflect, 3 circular),
 // edge_function (hiera_edge(g, n) of that mode, from stencil_kernel.cpp).
 {{includes}}

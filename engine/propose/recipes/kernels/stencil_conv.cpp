@@ -381,10 +381,21 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
     // One accumulator per output of the group: acc, or acc0, acc1, ...
     auto acc = [&](std::size_t m) { return outputs == 1 ? std::string("acc") : "acc" + std::to_string(m); };
     auto wgt = [&](std::size_t m, std::size_t j) { return "wgt[" + std::to_string(m * n + j) + "]"; };
-    for (std::size_t m = 0; m < outputs; ++m) kernel.update_body.push_back("float " + acc(m) + " = 0.0f;");
+    // The vec4 kernel with literal coefficients adds each loaded plane into per-output sums (plane sums).
+    const bool plane_sums = kind == StencilVariant::DirectVec4 && literals;
+    if (plane_sums) {
+      for (std::size_t m = 0; m < outputs; ++m) {
+        StencilSum sum{acc(m), {}};
+        for (std::size_t j = 0; j < n; ++j)
+          if (fixed->shared[m][j] != 0.0) sum.terms.push_back({kernel_taps[j], float_literal(fixed->shared[m][j])});
+        kernel.sums.push_back(std::move(sum));
+      }
+      if (epilogue && epilogue->reads_centre) kernel.sums.push_back({"centre", {{StencilTap{}, ""}}});
+    }
+    for (std::size_t m = 0; m < outputs && !plane_sums; ++m) kernel.update_body.push_back("float " + acc(m) + " = 0.0f;");
     // A zero coefficient (20 of the 27 of a 7-point Laplacian written as a 3x3x3 conv) skips its
     // read: the test is uniform across the block, so it costs no divergence.
-    for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t j = 0; j < n && !plane_sums; ++j) {
       const std::string tap = kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, kernel_taps[j])
                                                                  : tap_accessor(kernel.geometry, kernel_taps[j]);
       for (std::size_t m = 0; m < outputs; ++m) {
@@ -417,8 +428,9 @@ Replacement build(const graph::OpGraph& graph, const graph::Node& node, const Ke
       kernel.update_body.push_back("const float conv_value = acc + bias_value;");
       program.bind(node.name, "conv_value");
       if (epilogue->reads_centre)
-        program.bind(input->name, kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, StencilTap{})
-                                                                     : tap_accessor(kernel.geometry, StencilTap{}));
+        program.bind(input->name, plane_sums                          ? std::string("centre")
+                                  : kind == StencilVariant::DirectVec4 ? vec4_tap_accessor(kernel.geometry, StencilTap{})
+                                                                       : tap_accessor(kernel.geometry, StencilTap{}));
       epilogue->fields.bind(kernel, program);
       kernel.update_result = program.value(result.name);
       if (!program.leaves().empty())

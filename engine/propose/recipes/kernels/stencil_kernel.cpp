@@ -145,37 +145,66 @@ int stencil_z_chunk(std::int64_t out_z, std::int64_t blocks_per_plane_set, int s
   return static_cast<int>((out_z + chunks - 1) / chunks);
 }
 
-// stencil3d_vec4.cu's values on top of the shared ones: the rows, chains and compiled-in sizes.
-static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel,
-                                std::map<std::string, std::string, std::less<>> values) {
-  const StencilGeometry& g = kernel.geometry;
-  if (!stencil_vec4_applies(g.dims, kernel.in_dtype, kernel.out_dtype, kernel.in_size[2]))
-    throw std::invalid_argument("stencil3d_vec4.cu is for float32 3D stencils over rows a multiple of 4 wide");
-  const std::vector<StencilChain> chains = stencil_chains(g);
+namespace {
+
+// How a vec4 kernel walks its planes: the rows it keeps or the sums it adds up, as the template's placeholders.
+struct Vec4March {
   int j_lo = 0, j_hi = 0;
   std::string setup, loads, shifts;
-  // Every output's taps inside the input (a valid-region stencil): no row needs a bounds check.
+  std::vector<std::string> body;  // statements before the update's own (the sums' values for output i)
+};
+
+// What the vec4 kernel's loads need to know about bounds and borders.
+struct Vec4Borders {
+  bool remapped = false;         // a boundary mode maps a row outside the plane to one inside, once per thread
+  bool planes_remapped = false;  // and, in 3D, each load its plane
+  bool inside = false;           // every tap of every output inside the input: no bounds checks
+};
+
+Vec4Borders vec4_borders(const StencilKernel& kernel) {
+  const StencilGeometry& g = kernel.geometry;
   const auto& in = kernel.in_size;
   const auto& out = kernel.out_size;
-  // A boundary mode maps a row outside the plane to one inside, once per thread. In 3D each load also maps
-  // its plane: a chain's rows stay consecutive planes of the mapped sequence, so shifting them down stays right.
-  const bool remapped = kernel.boundary != StencilBoundary::Zeros;
-  const bool planes_remapped = remapped && (g.lo_z != 0 || g.hi_z != 0);
-  const bool inside =
-      remapped || (g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1]);
-  for (std::size_t r = 0; r < g.rows.size(); ++r) {
-    const std::string oz = std::to_string(g.rows[r].oz), oy = std::to_string(g.rows[r].oy), id = std::to_string(r);
-    const std::string row_y = remapped ? "(long long)(hiera_edge(yl + (" + oy + "), ny) - yl)" : "(long long)(" + oy + ")";
-    if (planes_remapped) {
-      setup += "  const long long row" + id + "_at = (long long)hiera_edge(yl + (" + oy + "), ny) * nx + x4;\n";
-    } else {
-      setup += "  const long long off" + id + " = (long long)(" + oz + ") * plane + " + row_y + " * nx;\n";
-    }
-    if (!inside) setup += "  const bool y" + id + " = yl + (" + oy + ") >= 0 && yl + (" + oy + ") < ny;\n";
-  }
-  for (const StencilChain& chain : chains) {
-    j_lo = std::min(j_lo, floor4(chain.lo_x));
-    j_hi = std::max(j_hi, floor4(chain.hi_x + 3));
+  Vec4Borders b;
+  b.remapped = kernel.boundary != StencilBoundary::Zeros;
+  b.planes_remapped = b.remapped && (g.lo_z != 0 || g.hi_z != 0);
+  b.inside = b.remapped || (g.lo_z >= 0 && out[0] - 1 + g.hi_z < in[0] && g.lo_y >= 0 && out[1] - 1 + g.hi_y < in[1]);
+  return b;
+}
+
+// Row `id`'s offset from the thread's point at y offset `oy` (and, without plane remapping, z offset `oz`),
+// and its y check where some output's taps leave the input.
+std::string vec4_row_setup(const Vec4Borders& b, const std::string& id, int oz, int oy) {
+  const std::string z = std::to_string(oz), y = std::to_string(oy);
+  const std::string row_y = b.remapped ? "(long long)(hiera_edge(yl + (" + y + "), ny) - yl)" : "(long long)(" + y + ")";
+  std::string setup = b.planes_remapped
+                          ? "  const long long row" + id + "_at = (long long)hiera_edge(yl + (" + y + "), ny) * nx + x4;\n"
+                          : "  const long long off" + id + " = (long long)(" + z + ") * plane + " + row_y + " * nx;\n";
+  if (!b.inside) setup += "  const bool y" + id + " = yl + (" + y + ") >= 0 && yl + (" + y + ") < ny;\n";
+  return setup;
+}
+
+// Row `id` of plane `z` + `oz` into row<id>[J_N] (x offsets lo..hi read), from the pointer `at` of plane `z`.
+std::string vec4_row_load(const Vec4Borders& b, const std::string& id, int oz, int lo, int hi, const std::string& z,
+                          const std::string& at, const std::string& guard, const std::string& indent) {
+  const std::string dz = std::to_string(oz);
+  const std::string pointer = b.planes_remapped
+                                  ? "volume + (long long)hiera_edge(" + z + " + (" + dz + "), nz) * plane + row" + id + "_at"
+                                  : at + " + off" + id;
+  const std::string ok = b.inside ? std::string("true") : "y" + id + " && (unsigned)(" + z + " + (" + dz + ")) < (unsigned)nz";
+  return indent + "float4 row" + id + "[J_N]" + (guard.empty() ? ";" : " = {};") + "\n" + indent +
+         (guard.empty() ? "" : "if (" + guard + ") ") + "hiera_load_row<" + std::to_string(lo) + ", " + std::to_string(hi) +
+         ">(row" + id + ", " + pointer + ", " + ok + ", x4, nx, lane);\n";
+}
+
+// Chains (stencil_chains): a step loads each chain's top row and shifts its other rows down a plane.
+Vec4March chain_march(const StencilKernel& kernel, const Vec4Borders& b) {
+  const StencilGeometry& g = kernel.geometry;
+  Vec4March m;
+  for (std::size_t r = 0; r < g.rows.size(); ++r) m.setup += vec4_row_setup(b, std::to_string(r), g.rows[r].oz, g.rows[r].oy);
+  for (const StencilChain& chain : stencil_chains(g)) {
+    m.j_lo = std::min(m.j_lo, floor4(chain.lo_x));
+    m.j_hi = std::max(m.j_hi, floor4(chain.hi_x + 3));
     // The chain is read when any of its rows is (a row guard is uniform across the block).
     std::string guard;
     for (const std::size_t r : chain.rows) {
@@ -187,39 +216,120 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
       guard += (guard.empty() ? "" : " || ") + row_guard;
     }
     auto load = [&](std::size_t r, const std::string& z, const std::string& indent) {
-      const std::string id = std::to_string(r);
-      const std::string pointer = planes_remapped ? "volume + (long long)hiera_edge(" + z + " + (" +
-                                                        std::to_string(g.rows[r].oz) + "), nz) * plane + row" + id + "_at"
-                                                  : "at + off" + id;
-      return indent + "float4 row" + id + "[J_N]" + (guard.empty() ? ";" : " = {};") + "\n" + indent +
-             (guard.empty() ? "" : "if (" + guard + ") ") + "hiera_load_row<" + std::to_string(chain.lo_x) + ", " +
-             std::to_string(chain.hi_x) + ">(row" + id + ", " + pointer + ", " +
-             (inside ? std::string("true")
-                     : "y" + id + " && (unsigned)(" + z + " + (" + std::to_string(g.rows[r].oz) + ")) < (unsigned)nz") +
-             ", x4, nx, lane);\n";
+      return vec4_row_load(b, std::to_string(r), g.rows[r].oz, chain.lo_x, chain.hi_x, z, "at", guard, indent);
     };
-    for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k) setup += load(chain.rows[k], "z_begin", "  ");
-    loads += load(chain.rows.back(), "z", "    ");
+    for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k) m.setup += load(chain.rows[k], "z_begin", "  ");
+    m.loads += load(chain.rows.back(), "z", "    ");
     for (std::size_t k = 0; k + 1 < chain.rows.size(); ++k)
-      shifts += (shifts.empty() ? "" : ", ") + ("row" + std::to_string(chain.rows[k]) + "[j] = row" + std::to_string(chain.rows[k + 1]) + "[j]");
+      m.shifts += (m.shifts.empty() ? "" : ", ") + ("row" + std::to_string(chain.rows[k]) + "[j] = row" + std::to_string(chain.rows[k + 1]) + "[j]");
   }
-  if (!setup.empty()) setup.pop_back();
-  if (!loads.empty()) loads.pop_back();
+  if (!m.shifts.empty()) m.shifts = "#pragma unroll\n    for (int j = 0; j < J_N; ++j) " + m.shifts + ";";
+  return m;
+}
+
+// Plane sums (StencilKernel::sums): the step for output plane z loads the rows of plane z + hi_z (one per
+// y offset), adds each term to the slot of the output it serves (slot s: output z + s), then output z's
+// slot 0 is complete and the slots move down one. A prologue adds the planes below the chunk's first output.
+Vec4March plane_sum_march(const StencilKernel& kernel, const Vec4Borders& b) {
+  const StencilGeometry& g = kernel.geometry;
+  Vec4March m;
+  std::vector<StencilRow> rows;  // one a y offset: oz 0 (offsets from the loaded plane), the x range of every term
+  for (const StencilSum& sum : kernel.sums)
+    for (const auto& term : sum.terms) {
+      auto row = std::find_if(rows.begin(), rows.end(), [&](const StencilRow& r) { return r.oy == term.tap.oy; });
+      if (row == rows.end()) {
+        rows.push_back({0, term.tap.oy, term.tap.ox, term.tap.ox});
+      } else {
+        row->lo_x = std::min(row->lo_x, term.tap.ox), row->hi_x = std::max(row->hi_x, term.tap.ox);
+      }
+    }
+  std::sort(rows.begin(), rows.end(), [](const StencilRow& a, const StencilRow& c) { return a.oy < c.oy; });
+  // Slots of each sum: 0 .. hi_z minus its lowest plane's offset.
+  std::vector<int> top;
+  for (const StencilSum& sum : kernel.sums) {
+    int lowest = g.hi_z;
+    for (const auto& term : sum.terms) lowest = std::min(lowest, term.tap.oz);
+    top.push_back(g.hi_z - lowest);
+  }
+  auto slot = [&](std::size_t k, int s) { return kernel.sums[k].name + "_s" + std::to_string(s); };
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    m.j_lo = std::min(m.j_lo, floor4(rows[r].lo_x));
+    m.j_hi = std::max(m.j_hi, floor4(rows[r].hi_x + 3));
+    m.setup += vec4_row_setup(b, std::to_string(r), g.hi_z, rows[r].oy);
+  }
+  for (std::size_t k = 0; k < kernel.sums.size(); ++k)
+    for (int s = 0; s <= top[k]; ++s) m.setup += "  float " + slot(k, s) + "[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n";
+  // Plane z + hi_z's rows, each added to the slots and let go before the next is loaded.
+  auto plane = [&](const std::string& z, const std::string& at, const std::string& indent) {
+    std::string code;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const std::string id = std::to_string(r);
+      code += indent + "{\n" + vec4_row_load(b, id, g.hi_z, rows[r].lo_x, rows[r].hi_x, z, at, "", indent + "  ") +
+              indent + "#pragma unroll\n" + indent + "  for (int i = 0; i < 4; ++i) {\n";
+      for (std::size_t k = 0; k < kernel.sums.size(); ++k)
+        for (const auto& term : kernel.sums[k].terms) {
+          if (term.tap.oy != rows[r].oy) continue;
+          const std::string tap = "TAP(" + id + ", " + std::to_string(term.tap.ox) + ")";
+          code += indent + "    " + slot(k, g.hi_z - term.tap.oz) + "[i] += " +
+                  (term.coefficient.empty() ? tap : term.coefficient + " * " + tap) + ";\n";
+        }
+      code += indent + "  }\n" + indent + "}\n";
+    }
+    return code;
+  };
+  auto shifts = [&](const std::string& indent) {
+    std::string code = indent + "#pragma unroll\n" + indent + "for (int i = 0; i < 4; ++i) {\n";
+    for (std::size_t k = 0; k < kernel.sums.size(); ++k) {
+      for (int s = 0; s < top[k]; ++s) code += indent + "  " + slot(k, s) + "[i] = " + slot(k, s + 1) + "[i];\n";
+      code += indent + "  " + slot(k, top[k]) + "[i] = 0.0f;\n";
+    }
+    return code + indent + "}\n";
+  };
+  const int below = g.hi_z - g.lo_z;  // planes before the first output's last
+  if (below > 0)
+    m.setup += "  for (int zp = z_begin - " + std::to_string(below) + "; zp < z_begin; ++zp) {\n" +
+               plane("zp", "(at + (long long)(zp - z_begin) * plane)", "    ") + shifts("    ") + "  }\n";
+  m.loads = plane("z", "at", "    ");
+  m.shifts = shifts("    ");
+  if (!m.loads.empty()) m.loads.pop_back();
+  if (!m.shifts.empty()) m.shifts.pop_back();
+  for (std::size_t k = 0; k < kernel.sums.size(); ++k)
+    m.body.push_back("const float " + kernel.sums[k].name + " = " + slot(k, 0) + "[i];");
+  return m;
+}
+
+}  // namespace
+
+// stencil3d_vec4.cu's values on top of the shared ones: the march and the compiled-in sizes.
+static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel,
+                                std::map<std::string, std::string, std::less<>> values) {
+  const StencilGeometry& g = kernel.geometry;
+  if (!stencil_vec4_applies(g.dims, kernel.in_dtype, kernel.out_dtype, kernel.in_size[2]))
+    throw std::invalid_argument("stencil3d_vec4.cu is for float32 3D stencils over rows a multiple of 4 wide");
+  const Vec4Borders borders = vec4_borders(kernel);
+  Vec4March march = kernel.sums.empty() ? chain_march(kernel, borders) : plane_sum_march(kernel, borders);
+  if (!march.setup.empty()) march.setup.pop_back();
+  if (!march.loads.empty() && march.loads.back() == '\n') march.loads.pop_back();
   values.erase("in_t");
   values.erase("out_t");
   for (const char* unused : {"tile_x", "lo_z", "hi_z", "lo_y", "hi_y", "lo_x", "hi_x", "column_y", "column_x", "plane_lo", "plane_hi"})
     values.erase(unused);
+  if (!march.body.empty()) {
+    std::vector<std::string> body = march.body;
+    body.insert(body.end(), kernel.update_body.begin(), kernel.update_body.end());
+    values["update_body"] = join_lines(body, 6);
+  }
   values["threads_x"] = std::to_string(vec4_threads_x(kernel));
   values["tile_y"] = std::to_string(vec4_tile_y(kernel));
-  values["j_lo"] = std::to_string(j_lo);
-  values["j_n"] = std::to_string(j_hi - j_lo + 1);
+  values["j_lo"] = std::to_string(march.j_lo);
+  values["j_n"] = std::to_string(march.j_hi - march.j_lo + 1);
   values["fixed_sizes"] = "nz = " + std::to_string(kernel.in_size[0]) + ", ny = " + std::to_string(kernel.in_size[1]) +
                           ", nx = " + std::to_string(kernel.in_size[2]) + ", oz_n = " + std::to_string(kernel.out_size[0]) +
                           ", oy_n = " + std::to_string(kernel.out_size[1]) + ", ox_n = " + std::to_string(kernel.out_size[2]) +
                           ";  // compiled in: the launch checks them";
-  values["row_setup"] = setup;
-  values["row_loads"] = loads;
-  values["row_shifts"] = shifts.empty() ? "" : "#pragma unroll\n    for (int j = 0; j < J_N; ++j) " + shifts + ";";
+  values["row_setup"] = march.setup;
+  values["row_loads"] = march.loads;
+  values["row_shifts"] = march.shifts;
   return {kernel.name, fill_kernel_template(knowledge, "stencil3d_vec4.cu", values), {}};
 }
 

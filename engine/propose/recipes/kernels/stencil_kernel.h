@@ -98,6 +98,17 @@ struct StencilChain {
 std::vector<StencilChain> stencil_chains(const StencilGeometry& geometry);
 
 
+// DirectVec4: a sum of coefficient x tap, one of the values the update combines (a conv's accumulator,
+// or the input at the output point, a single term).
+struct StencilSum {
+  std::string name;  // the update's name for it
+  struct Term {
+    StencilTap tap;
+    std::string coefficient;  // a float literal; empty: the tap itself
+  };
+  std::vector<Term> terms;  // in the order they are added (the reference's tap order, oz outermost)
+};
+
 struct StencilKernel {
   std::string name;
   StencilVariant variant = StencilVariant::SharedRing;
@@ -115,6 +126,11 @@ struct StencilKernel {
   std::vector<std::string> row_guards;
   // DirectVec4: the sizes compiled in, input (nz, ny, nx) and output (oz_n, oy_n, ox_n).
   std::array<std::int64_t, 3> in_size{}, out_size{};
+  // DirectVec4 with plane sums: when set, update_body and update_result combine these sums (by name) and
+  // read no TAP. Each plane loaded adds its terms to the outputs it serves, held in registers one slot
+  // an output plane (a 27-point box: 3 x 4 floats), where a chain holds every row a tap reads (9 rows of
+  // 12 floats, which spilled at 64 registers). Row guards are not read.
+  std::vector<StencilSum> sums;
 };
 
 // The filled template (stencil3d_7pt.cu, stencil3d_direct.cu, stencil3d_vec4.cu, stencil2d_tiled.cu or stencil2d_direct.cu).

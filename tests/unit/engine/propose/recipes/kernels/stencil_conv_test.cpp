@@ -144,11 +144,17 @@ TEST(StencilConv, CoefficientsTheCaptureReadAreCompiledInWithTheirZeroTapsLeftOu
   EXPECT_EQ(direct.kernels[2].name, "stencil_conv3d_weights_vec4");
   EXPECT_EQ(direct.kernels[3].name, "stencil_conv3d_weights");
   const std::string& vec4 = direct.kernels[0].source;
-  // Seven taps in five rows (oz, oy) = (-1, 0), (0, -1), (0, 0), (0, 1), (1, 0), no coefficient loads, no guards.
-  EXPECT_THAT(vec4, HasSubstr("acc += 1.0f * TAP(0, 0);\n"));
-  EXPECT_THAT(vec4, HasSubstr("acc += -6.0f * TAP(2, 0);\n"));
-  EXPECT_THAT(vec4, HasSubstr("acc += 1.0f * TAP(4, 0);\n"));
-  EXPECT_THAT(vec4, Not(HasSubstr("TAP(5,")));
+  // Plane sums: each loaded plane's three rows (oy = -1, 0, 1) add into the slots of the outputs they serve
+  // (slot s: the output s planes above the one finished this step), no coefficient loads, no guards.
+  EXPECT_THAT(vec4, HasSubstr("float acc_s2[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"));
+  EXPECT_THAT(vec4, HasSubstr("for (int zp = z_begin - 2; zp < z_begin; ++zp) {\n"));
+  EXPECT_THAT(vec4, HasSubstr("acc_s2[i] += 1.0f * TAP(1, 0);\n"));   // oz = -1: the output two planes up
+  EXPECT_THAT(vec4, HasSubstr("acc_s1[i] += -6.0f * TAP(1, 0);\n"));  // the centre
+  EXPECT_THAT(vec4, HasSubstr("acc_s1[i] += 1.0f * TAP(0, 0);\n"));   // oy = -1
+  EXPECT_THAT(vec4, HasSubstr("acc_s0[i] += 1.0f * TAP(1, 0);\n"));   // oz = 1: completes the output of this step
+  EXPECT_THAT(vec4, HasSubstr("const float acc = acc_s0[i];\n"));
+  EXPECT_THAT(vec4, HasSubstr("acc_s0[i] = acc_s1[i];\n"));
+  EXPECT_THAT(vec4, Not(HasSubstr("TAP(3,")));
   EXPECT_THAT(vec4, Not(HasSubstr("wgt[")));
   EXPECT_THAT(direct.kernels[1].source, HasSubstr("acc += -6.0f * "));
   EXPECT_THAT(direct.kernels[1].source, Not(HasSubstr("wgt[")));

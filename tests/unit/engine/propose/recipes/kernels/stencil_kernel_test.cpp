@@ -2,11 +2,16 @@
 // column and the shared planes, accessor names, and the z chunking.
 #include "engine/propose/recipes/kernels/stencil_kernel.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "kernel_test_support.h"
 
 namespace {
 
 using namespace hiera::engine::propose::recipes::kernels;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(StencilKernel, SevenPointKeepsItsCentreColumnInRegisters) {
   // Centre (1,1,1) of a 0..2 box and its six neighbours.
@@ -59,6 +64,44 @@ TEST(StencilKernel, TwentySevenPointSharesEveryPlaneAndPicksTheCentreColumn) {
   EXPECT_EQ(g.column_x, 0);
   EXPECT_EQ(g.plane_lo, -1);
   EXPECT_EQ(g.plane_hi, 1);
+}
+
+TEST(StencilKernel, PlaneSumsHoldASlotPerOutputPlaneAndNoRows) {
+  // Taps at oz = -1, 0, 2 (a gap) in rows oy = 0 and 1, zero borders, and the input at the output point: each
+  // loaded plane (z + 2) adds into the slot of the output it serves, slot s the output s planes up.
+  StencilKernel k;
+  k.name = "sums";
+  k.variant = StencilVariant::DirectVec4;
+  k.in_dtype = k.out_dtype = "float32";
+  k.sums = {{"acc", {{{-1, 0, 0}, "0.5f"}, {{0, 1, -1}, "2.0f"}, {{2, 0, 1}, "-1.0f"}}}, {"centre", {{{0, 0, 0}, ""}}}};
+  k.geometry = stencil_geometry(3, {{-1, 0, 0}, {0, 1, -1}, {2, 0, 1}, {0, 0, 0}});
+  k.in_size = {16, 8, 32};
+  k.out_size = {16, 8, 32};
+  k.update_result = "acc - centre";
+  const std::string source = stencil_source(hiera::testing::source_knowledge(), k).source;
+  // acc's slots reach its lowest plane (oz = -1: 2 - -1 = 3), centre's the plane of oz = 0 (slot 2).
+  EXPECT_THAT(source, HasSubstr("float acc_s3[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"));
+  EXPECT_THAT(source, Not(HasSubstr("acc_s4")));
+  EXPECT_THAT(source, HasSubstr("float centre_s2[4]"));
+  EXPECT_THAT(source, Not(HasSubstr("centre_s3")));
+  // The three planes below the first output's last (oz = 2) come first, then one plane a step.
+  EXPECT_THAT(source, HasSubstr("for (int zp = z_begin - 3; zp < z_begin; ++zp) {\n"));
+  EXPECT_THAT(source, HasSubstr("const long long off0 = (long long)(2) * plane + (long long)(0) * nx;\n"));
+  EXPECT_THAT(source, HasSubstr("hiera_load_row<0, 1>(row0, at + off0, y0 && (unsigned)(z + (2)) < (unsigned)nz, x4, nx, lane);\n"));
+  EXPECT_THAT(source, HasSubstr("hiera_load_row<-1, -1>(row1, (at + (long long)(zp - z_begin) * plane) + off1, "
+                                "y1 && (unsigned)(zp + (2)) < (unsigned)nz, x4, nx, lane);\n"));
+  EXPECT_THAT(source, HasSubstr("acc_s3[i] += 0.5f * TAP(0, 0);\n"));
+  EXPECT_THAT(source, HasSubstr("acc_s2[i] += 2.0f * TAP(1, -1);\n"));
+  EXPECT_THAT(source, HasSubstr("acc_s0[i] += -1.0f * TAP(0, 1);\n"));
+  EXPECT_THAT(source, HasSubstr("centre_s2[i] += TAP(0, 0);\n"));
+  // The finished slot is the update's value; the slots move down, the top one cleared; no row is kept.
+  EXPECT_THAT(source, HasSubstr("const float acc = acc_s0[i];\n      const float centre = centre_s0[i];\n"));
+  EXPECT_THAT(source, HasSubstr("result[i] = acc - centre;"));
+  EXPECT_THAT(source, HasSubstr("acc_s2[i] = acc_s3[i];\n      acc_s3[i] = 0.0f;\n"));
+  EXPECT_THAT(source, Not(HasSubstr("row0[j] =")));
+  hiera::engine::propose::recipes::Replacement compiled;
+  compiled.kernels.push_back({k.name, source, {}});
+  hiera::testing::expect_kernels_compile(compiled);
 }
 
 TEST(StencilKernel, APureZStencilNeedsNoSharedPlane) {

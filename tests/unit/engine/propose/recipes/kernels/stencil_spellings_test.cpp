@@ -84,8 +84,11 @@ TEST(StencilSpellings, ReplicatePadBeforeAGroupedConvIsTheStencilsBoundary) {
   EXPECT_EQ(v.kernels[2].name, "stencil_conv2d_weights_vec4");
   EXPECT_EQ(v.kernels[3].name, "stencil_conv2d_weights");
   EXPECT_THAT(v.kernels[0].source, HasSubstr("#define BOUNDARY (1)\n"));
-  // The rows' replicated edge is the march's: each load maps its row (the kernel's plane) through hiera_edge.
-  EXPECT_THAT(v.kernels[0].source, HasSubstr("hiera_load_row<-1, 1>(row0, volume + (long long)hiera_edge(z_begin + (-1), nz) * plane + "
+  // The rows' replicated edge is the march's: each load maps its row (the kernel's plane) through hiera_edge,
+  // the rows below a chunk's first output (the plane sums' prologue) too.
+  EXPECT_THAT(v.kernels[0].source, HasSubstr("hiera_load_row<-1, 1>(row0, volume + (long long)hiera_edge(zp + (1), nz) * plane + "
+                                             "row0_at, true, x4, nx, lane);"));
+  EXPECT_THAT(v.kernels[0].source, HasSubstr("hiera_load_row<-1, 1>(row0, volume + (long long)hiera_edge(z + (1), nz) * plane + "
                                              "row0_at, true, x4, nx, lane);"));
   EXPECT_THAT(v.kernels[0].source, HasSubstr("nz = 20, ny = 1, nx = 24, oz_n = 20, oy_n = 1, ox_n = 24;"));
   EXPECT_THAT(v.statements.back(), HasSubstr("_kernel(\"stencil_conv2d_vec4\")((1, 1, (_conv2d_x.numel() // 480) * 2), (32, 1), "
@@ -178,10 +181,10 @@ TEST(StencilSpellings, ASobelPairPerFieldIsOneKernelWritingOnlyItsCombination) {
   ASSERT_EQ(v.kernels.size(), 4u);
   EXPECT_EQ(v.kernels[2].name, "stencil_conv2d_weights_vec4");
   const std::string& literal = v.kernels[0].source;
-  EXPECT_THAT(literal, HasSubstr("float acc0 = 0.0f;"));
-  EXPECT_THAT(literal, HasSubstr("float acc1 = 0.0f;"));
-  EXPECT_THAT(literal, HasSubstr("acc0 += 2.0f * TAP("));
-  EXPECT_THAT(literal, HasSubstr("acc1 += -2.0f * TAP("));
+  EXPECT_THAT(literal, HasSubstr("const float acc0 = acc0_s0[i];"));
+  EXPECT_THAT(literal, HasSubstr("const float acc1 = acc1_s0[i];"));
+  EXPECT_THAT(literal, HasSubstr("acc0_s1[i] += 2.0f * TAP(0, "));
+  EXPECT_THAT(literal, HasSubstr("acc1_s0[i] += -2.0f * TAP(0, "));
   EXPECT_THAT(literal, Not(HasSubstr("0.0f * TAP")));
   EXPECT_THAT(literal, HasSubstr("sqrtf("));
   EXPECT_THAT(v.kernels[2].source, HasSubstr("for (int k = 0; k < 18; ++k) wgt[k] = static_cast<float>(weight[(long long)channel * 18 + k]);"));
