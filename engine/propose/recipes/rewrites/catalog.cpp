@@ -8,6 +8,8 @@ const std::vector<Rewrite>& catalog() {
   // removes more work wins (attention before its softmax, epilogues before linear+bias).
   static const std::vector<Rewrite> rewrites = {
       {"attention", Space::S1, find_attention},
+      // Ahead of the epilogue and bias rewrites: the product's tensor cores save more than a fused epilogue.
+      {"split_tf32", Space::S2, find_split_tf32},
       {"cublaslt_epilogues", Space::S2, find_cublaslt_epilogues},
       {"strided_batched_gemms", Space::S2, find_strided_batched_gemms},
       {"linear_bias", Space::S1, find_linear_bias},

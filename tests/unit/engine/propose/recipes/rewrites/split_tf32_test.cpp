@@ -1,0 +1,49 @@
+// s2_split_tf32_gemm: float32 products large enough for the tensor cores as 3xTF32, not where TF32 is allowed.
+#include <gtest/gtest.h>
+
+#include "engine/propose/recipes/rewrites/rewrites.h"
+#include "tests/unit/engine/propose/recipes/graph_fixtures.h"
+#include "tests/unit/engine/propose/recipes/replacement_text.h"
+
+namespace {
+
+using namespace hiera::engine::propose::recipes;
+using hiera::testing::captured_graph;
+using hiera::testing::node_named;
+using hiera::testing::replacement_texts;
+using Texts = std::vector<std::string>;
+
+TEST(SplitTf32Rewrite, LargeFloat32ProductsInEverySpelling) {
+  const auto found = rewrites::find_split_tf32(captured_graph("fp32_gemms"), {});
+  // The bmm (4 x 256^3 multiply-adds), the 64-wide linear and the matrix-vector product are left alone.
+  EXPECT_EQ(replacement_texts(found),
+            (Texts{"s2_split_tf32_gemm | fc | fc | fc = _split_tf32.linear(x, self.fc.weight, self.fc.bias)",
+                   "s2_split_tf32_gemm | linear | linear | linear = _split_tf32.linear(relu, proj, None)",
+                   "s2_split_tf32_gemm | matmul | matmul | matmul = _split_tf32.matmul(linear, w)"}));
+  for (const auto& r : found) {
+    EXPECT_EQ(r.space, hiera::engine::knowledge::Space::S2);
+    EXPECT_EQ(r.imports, (Texts{"from hiera_runner import split_tf32 as _split_tf32"}));
+    EXPECT_FALSE(r.risky);
+  }
+  EXPECT_EQ(found[2].description, "matrix product 'matmul' in float32 as one 3xTF32 GEMM (operands split in two TF32 parts, K tripled)");
+}
+
+TEST(SplitTf32Rewrite, NotWhereTf32IsAllowedNorForOtherDtypes) {
+  rewrites::RewriteOptions options;
+  options.allowed_precisions = {"tf32"};
+  EXPECT_TRUE(rewrites::find_split_tf32(captured_graph("fp32_gemms"), options).empty());
+  auto half = captured_graph("fp32_gemms");
+  for (auto& n : half.nodes)
+    if (n.meta) n.meta->dtype = "bfloat16";
+  EXPECT_TRUE(rewrites::find_split_tf32(half, {}).empty());
+}
+
+TEST(SplitTf32Rewrite, EachSideAtLeast128) {
+  auto g = captured_graph("fp32_gemms");
+  node_named(g, "x").meta->shape = {4, 256, 96};  // K = 96 for fc
+  const auto found = rewrites::find_split_tf32(g, {});
+  ASSERT_FALSE(found.empty());
+  EXPECT_NE(found[0].produces, "fc");
+}
+
+}  // namespace
