@@ -522,12 +522,64 @@ def _top_statement_line(tree, node):
     return node.lineno
 
 
+SPLIT_TF32_MODULE = "hiera_runner.split_tf32"
+# What a delivered module binds the candidate's name for split_tf32 to: the two functions candidates may call.
+_SPLIT_TF32_BINDING = ("class %s(object):  # split_tf32's products, inlined above\n"
+                       "    linear = staticmethod(_tf32x3_linear)\n"
+                       "    matmul = staticmethod(_tf32x3_matmul)\n")
+
+
+def delivered_split_tf32():
+    """split_tf32's inlined code as a delivered module holds it: its nvrtc_runtime import bound to the shim."""
+    from . import split_tf32
+    block = split_tf32.inlined_source()
+    line = "from hiera_runner import nvrtc_runtime as _tf32x3_rt\n"
+    if block.count(line) != 1:
+        raise DeliverError("split_tf32's inlined code lost its nvrtc_runtime import; please report this")
+    return block.replace(line, _binding([("_tf32x3_rt", SHIM)]) + "\n")
+
+
+def _inline_split_tf32(source, tree):
+    """Each module-level `from hiera_runner import split_tf32 as NAME` (or `import hiera_runner.split_tf32 as
+    NAME`) becomes a class NAME with its linear and matmul, the first after split_tf32's inlined code (its
+    nvrtc_runtime import then delivered like the candidate's own). Returns the text, unchanged without one."""
+    statements = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "hiera_runner":
+            names = [a for a in node.names if a.name == "split_tf32"]
+        elif isinstance(node, ast.Import):
+            names = [a for a in node.names if a.name == SPLIT_TF32_MODULE]
+        else:
+            continue
+        if not names:
+            continue
+        if len(node.names) != 1 or not names[0].asname:
+            raise DeliverError("import %s on its own line, with `as`: `from hiera_runner import split_tf32 as "
+                               "name`" % SPLIT_TF32_MODULE, node.lineno)
+        statements.append((node, names[0].asname))
+    if not statements:
+        return source
+    from . import split_tf32
+    lines = _lines(source)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n"
+    for i, (node, name) in reversed(list(enumerate(statements))):
+        if node.col_offset != 0 or node.lineno != node.end_lineno:
+            raise DeliverError("import %s on a line of its own" % SPLIT_TF32_MODULE, node.lineno)
+        lines[node.lineno - 1] = (split_tf32.inlined_source() if i == 0 else "") + _SPLIT_TF32_BINDING % name
+    return "".join(lines)
+
+
 def analyse(candidate_source):
     """candidate source -> Delivery; raises DeliverError."""
     try:
         tree = ast.parse(candidate_source)
     except SyntaxError as e:
         raise DeliverError("the candidate does not parse: %s" % e.msg, e.lineno)
+    inlined = _inline_split_tf32(candidate_source, tree)
+    if inlined != candidate_source:
+        candidate_source = inlined
+        tree = ast.parse(candidate_source)
     imports = _find_imports(tree)
     if not imports.statements:
         return Delivery(candidate_source, [])  # pure torch (or its own load_inline): already standalone
@@ -610,7 +662,7 @@ def deliver(params):
         return out
     task = dict(job.task)
     task["candidate"] = dict(task.get("candidate") or {}, source=delivery.source)
-    evaluation = evaluate_mod.evaluate(dict(params, task=task))
+    evaluation = evaluate_mod.evaluate(dict(params, task=task), delivered=True)
     if delivery.needs_gpu:
         # The delivered kernels are built when the module loads (in the candidate's process): a build that
         # fails there reads as the delivered form's failure, with its compiler errors.

@@ -72,9 +72,10 @@ def _aliases(tree):
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, aliases, allow):
+    def __init__(self, aliases, allow, tf32_lines=()):
         self.aliases = aliases
         self.allow = allow
+        self.tf32_lines = list(tf32_lines)  # (first, last) line ranges whose TF32 switches are exempt
         self.findings = []        # (line, message)
         self.params = [set()]     # parameters of the enclosing functions
         self.in_handler = 0
@@ -173,6 +174,12 @@ class _Checker(ast.NodeVisitor):
         if q in ("setattr", "delattr") and len(node.args) >= 2:
             target = self.qual(node.args[0])
             name = node.args[1]
+            if q == "setattr" and isinstance(name, ast.Constant) and name.value in ("allow_tf32", "fp32_precision"):
+                value = node.args[2] if len(node.args) > 2 else None
+                if name.value == "allow_tf32" and not _is_false(value):
+                    self._downcast(node, "tf32", "sets allow_tf32 through setattr")
+                elif name.value == "fp32_precision" and _str(value) != "ieee":
+                    self._downcast(node, "tf32", "sets fp32_precision through setattr")
             if target and isinstance(name, ast.Constant) and isinstance(name.value, str):
                 self._check_protected(node, target + "." + name.value, q)
         if q and (q.endswith("mock.patch") or q == "patch") and first_str:
@@ -204,6 +211,9 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _downcast(self, node, kind, message):
+        line = getattr(node, "lineno", 0)
+        if kind == "tf32" and any(lo <= line <= hi for lo, hi in self.tf32_lines):
+            return  # hiera_runner.split_tf32, inlined in a delivered module: TF32 for its 3xTF32 products only
         if kind not in self.allow:
             self.add(node, "%s, which numerics.allow does not permit (add \"%s\")" % (message, kind))
 
@@ -239,14 +249,16 @@ class _Checker(ast.NodeVisitor):
             return
         if not isinstance(target, ast.Attribute):
             return
+        # The TF32 switches by their attribute's name, whatever the object is called (m = torch.backends.cuda.matmul;
+        # m.allow_tf32 = True is the same switch).
+        if target.attr == "allow_tf32" and value is not None and not _is_false(value):
+            self._downcast(target, "tf32", "sets %s" % (self.qual(target) or "allow_tf32"))
+            return
+        if target.attr == "fp32_precision" and value is not None and _str(value) != "ieee":
+            self._downcast(target, "tf32", "sets %s to something other than 'ieee'" % (self.qual(target) or "fp32_precision"))
+            return
         q = self.qual(target)
         if not q:
-            return
-        if q == "torch.backends.cuda.matmul.allow_tf32" and not _is_false(value):
-            self._downcast(target, "tf32", "sets torch.backends.cuda.matmul.allow_tf32")
-            return
-        if q.endswith(".fp32_precision") and q.startswith("torch.backends") and _str(value) == "tf32":
-            self._downcast(target, "tf32", "sets %s = 'tf32'" % q)
             return
         self._check_protected(target, q, "assignment")
 
@@ -373,16 +385,59 @@ def native_precisions(reference_source):
     return out
 
 
-def check(source, allow=()):
+def split_tf32_blocks(source):
+    """(first, last) line ranges of source holding hiera_runner.split_tf32's inlined code exactly as deliver.py
+    writes it (its markers included): a delivered module's copy of the trusted 3xTF32 products."""
+    from . import deliver
+    block = deliver.delivered_split_tf32()
+    lines = source.splitlines(True)
+    first_line = block.splitlines(True)[0]
+    count = len(block.splitlines(True))
+    out = []
+    for i, line in enumerate(lines):
+        if line == first_line and "".join(lines[i:i + count]) == block:
+            out.append((i + 1, i + count))
+    return out
+
+
+def _split_tf32_uses(tree, aliases, findings):
+    """A candidate calls hiera_runner.split_tf32's linear and matmul and nothing else of it: its other names
+    set TF32 for whatever they are handed."""
+    module_names = {local for local, q in aliases.items() if q == "hiera_runner.split_tf32"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "hiera_runner.split_tf32":
+            findings.append((node.lineno, "imports from hiera_runner.split_tf32 (only `from hiera_runner import "
+                                          "split_tf32 as name` and name.linear / name.matmul)"))
+    if not module_names:
+        return
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in module_names and not isinstance(parents.get(node), ast.Import):
+            parent = parents.get(node)
+            if not (isinstance(parent, ast.Attribute) and parent.attr in ("linear", "matmul") and
+                    isinstance(node.ctx, ast.Load)):
+                findings.append((node.lineno, "uses hiera_runner.split_tf32 other than through %s.linear(...) and "
+                                              "%s.matmul(...)" % (node.id, node.id)))
+
+
+def check(source, allow=(), delivered=False):
     """Findings as "line N: ..." strings, sorted by line, without duplicates.
-    A syntax error is not reported here (the loader reports it as `compile`)."""
+    A syntax error is not reported here (the loader reports it as `compile`).
+    `delivered`: the source is a delivered module (deliver.py's text): the
+    TF32 switches inside its inlined copy of hiera_runner.split_tf32 are
+    not findings."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    checker = _Checker(_aliases(tree), normalise_allow(allow))
+    aliases = _aliases(tree)
+    checker = _Checker(aliases, normalise_allow(allow), split_tf32_blocks(source) if delivered else ())
     checker.visit(tree)
     findings = checker.findings
+    _split_tf32_uses(tree, aliases, findings)
     _check_strings(tree, findings)
     seen = set()
     out = []

@@ -112,12 +112,33 @@ MEMBER_IMPORTS = src('''
             return x
 ''')
 
+# 3xTF32 products (the s2_split_tf32_gemm rewrite's import) beside a kernel of the candidate's own.
+SPLIT_TF32 = src('''
+    import torch
+    import torch.nn as nn
+    from hiera_runner import nvrtc_runtime as rt
+    from hiera_runner import split_tf32 as _split_tf32
+
+    KERNELS = r\'\'\'%s\'\'\'
+
+    class ModelNew(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, 2 * n)
+            self.scale = rt.compile(KERNELS, "scale")
+
+        def forward(self, x):
+            h = _split_tf32.linear(x, self.fc.weight, self.fc.bias)
+            return _split_tf32.matmul(h, h.transpose(-2, -1))
+''') % SCALE_KERNEL
+
 # The exact delivered text of these candidates, checked in under golden/ (the
 # standalone runtime from deliver's templates, each candidate's extension list,
 # the rest of its text unchanged). HIERA_UPDATE_FIXTURES=1 rewrites them from
 # the current output instead of comparing, for review in the diff.
 GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
-GOLDEN_CANDIDATES = (("one_kernel", ONE_KERNEL), ("two_kernels", TWO_KERNELS), ("member_imports", MEMBER_IMPORTS))
+GOLDEN_CANDIDATES = (("one_kernel", ONE_KERNEL), ("two_kernels", TWO_KERNELS), ("member_imports", MEMBER_IMPORTS),
+                     ("split_tf32", SPLIT_TF32))
 
 
 def golden_path(name):
@@ -217,6 +238,39 @@ class ShapeOfTheResultTest(unittest.TestCase):
     def test_delivered_text_passes_the_static_checks(self):
         from hiera_runner import static_checks
         self.assertEqual(static_checks.check(deliver.to_delivered(TWO_KERNELS)), [])
+
+    def test_split_tf32_is_inlined_and_its_switch_is_exempt_only_there(self):
+        from hiera_runner import split_tf32, static_checks
+        self.assertEqual(static_checks.check(SPLIT_TF32), [])  # the candidate never switches TF32 itself
+        out = self.check(SPLIT_TF32)
+        self.assertEqual(out.count(deliver.delivered_split_tf32()), 1)
+        self.assertEqual(deliver.delivered_split_tf32(), split_tf32.inlined_source().replace(
+            "from hiera_runner import nvrtc_runtime as _tf32x3_rt\n", "_tf32x3_rt = _nvrtc_runtime\n"))
+        self.assertIn("\nclass _split_tf32(object):  # split_tf32's products, inlined above\n"
+                      "    linear = staticmethod(_tf32x3_linear)\n", out)
+        # Both runtimes' kernels go through the delivered shim: the candidate's and the split's.
+        self.assertEqual([k.name for k in deliver.analyse(SPLIT_TF32).kernels], ["split_tf32_rows", "scale"])
+        self.assertIn("tf32", " ".join(static_checks.check(out)))
+        self.assertEqual(static_checks.check(out, delivered=True), [])
+        # On the CPU the products are torch's own (the split is for CUDA float32 tensors).
+        fake = object()
+        delivered = load(out)
+        with mock.patch.object(delivered._nvrtc_runtime, "compile", lambda *a, **k: fake):
+            torch.manual_seed(0)
+            model = delivered.ModelNew(8)
+        x = torch.randn(3, 5, 8)
+        h = torch.nn.functional.linear(x, model.fc.weight, model.fc.bias)
+        self.assertTrue(torch.equal(model(x), h @ h.transpose(-2, -1)))
+
+    def test_split_tf32_imports_it_cannot_deliver(self):
+        for body, why in (("from hiera_runner import split_tf32\n", "with `as`"),
+                          ("from hiera_runner import split_tf32 as s, nvrtc_runtime as rt\n", "on its own line"),
+                          ("import hiera_runner.split_tf32\n", "with `as`"),
+                          ("def f():\n    from hiera_runner import split_tf32 as s\n", "only inside the optimizer")):
+            with self.subTest(body):
+                with self.assertRaises(DeliverError) as caught:
+                    deliver.analyse("import torch\n" + body)
+                self.assertIn(why, caught.exception.message)
 
     def test_other_import_forms(self):
         members = MEMBER_IMPORTS

@@ -77,18 +77,18 @@ class FallbackAndCacheTest(unittest.TestCase):
             calls.append(1)
             return split_tf32.split_rows(t.detach(), 1)
 
-        first = split_tf32._cached(w, "linear", make)
-        self.assertIs(split_tf32._cached(w, "linear", make), first)
+        first = split_tf32._tf32x3_cached(w, "linear", make)
+        self.assertIs(split_tf32._tf32x3_cached(w, "linear", make), first)
         self.assertEqual(len(calls), 1)
         with torch.no_grad():
             w.mul_(2.0)  # a new version: split again
-        second = split_tf32._cached(w, "linear", make)
+        second = split_tf32._tf32x3_cached(w, "linear", make)
         self.assertEqual(len(calls), 2)
         self.assertTrue(torch.equal(second, split_tf32.split_rows(w.detach(), 1)))
         with torch.inference_mode():
             frozen = torch.randn(6, 8)
-        split_tf32._cached(frozen, "linear", make)
-        split_tf32._cached(frozen, "linear", make)
+        split_tf32._tf32x3_cached(frozen, "linear", make)
+        split_tf32._tf32x3_cached(frozen, "linear", make)
         self.assertEqual(len(calls), 4)  # an inference tensor has no version: split each call
 
     def test_the_switch_is_restored_when_the_product_raises(self):
@@ -99,7 +99,7 @@ class FallbackAndCacheTest(unittest.TestCase):
             raise ValueError("boom")
 
         with self.assertRaises(ValueError):
-            split_tf32._tf32_product(fails)
+            split_tf32._tf32x3_product(fails)
         self.assertEqual(torch.backends.cuda.matmul.allow_tf32, before)
 
 
@@ -114,9 +114,9 @@ def nvrtc_available():
 @unittest.skipUnless(nvrtc_available(), "no NVRTC")
 class KernelCompilesTest(unittest.TestCase):
     def test_the_split_kernel_compiles_for_sm_90(self):
-        ptx, lowered = rt.compile_to_ptx(split_tf32._KERNEL_SOURCE, split_tf32._KERNEL_NAME, arch="compute_90")
-        self.assertEqual(lowered, "hiera_split_tf32_rows")
-        self.assertIn(".entry hiera_split_tf32_rows", ptx)
+        ptx, lowered = rt.compile_to_ptx(split_tf32._TF32X3_KERNEL, "split_tf32_rows", arch="compute_90")
+        self.assertEqual(lowered, "split_tf32_rows")
+        self.assertIn(".entry split_tf32_rows", ptx)
 
 
 @unittest.skipUnless(HAS_CUDA, "no CUDA device")

@@ -5,8 +5,8 @@ from fixtures import src
 from hiera_runner import static_checks
 
 
-def findings(body, allow=()):
-    return static_checks.check(src(body), allow)
+def findings(body, allow=(), delivered=False):
+    return static_checks.check(src(body), allow, delivered)
 
 
 class StaticChecksTest(unittest.TestCase):
@@ -180,6 +180,34 @@ class StaticChecksTest(unittest.TestCase):
         self.assertFlags("import torch\ntorch.backends.cuda.matmul.fp32_precision = 'tf32'\n", "tf32")
         self.assertClean("import torch\ntorch.set_float32_matmul_precision('highest')\n")
         self.assertClean("import torch\ntorch.backends.cuda.matmul.allow_tf32 = False\n")
+        # The switches by their own name, whatever holds them.
+        self.assertFlags("import torch\nm = torch.backends.cuda.matmul\nm.allow_tf32 = True\n", "m.allow_tf32", "tf32", line=3)
+        self.assertFlags("import torch\nm = torch.backends.cuda.matmul\nm.fp32_precision = p\n", "fp32_precision", line=3)
+        self.assertFlags("import torch\nsetattr(torch.backends.cuda.matmul, 'allow_tf32', True)\n", "setattr", "tf32")
+        self.assertFlags("import torch\nsetattr(torch.backends.cudnn.conv, 'fp32_precision', 'tf32')\n", "setattr")
+        self.assertClean("import torch\nm = torch.backends.cuda.matmul\nm.fp32_precision = 'ieee'\nm.allow_tf32 = False\n")
+
+    def test_split_tf32_only_through_linear_and_matmul(self):
+        use = "from hiera_runner import split_tf32 as s\ny = s.linear(x, w, b)\nz = s.matmul(y, w)\n"
+        self.assertClean(use)
+        # Its other names switch TF32 for whatever they are handed.
+        self.assertFlags(use + "q = s._tf32x3_product(f, x, w)\n", "other than through s.linear", line=4)
+        self.assertFlags(use + "t = s\n", "other than through", line=4)
+        self.assertFlags(use + "f = getattr(s, 'linear')\n", "other than through", line=4)
+        self.assertFlags("from hiera_runner.split_tf32 import linear\n", "imports from hiera_runner.split_tf32")
+        self.assertFlags("import hiera_runner.split_tf32 as t\nt.split(x)\n", "other than through", line=2)
+
+    def test_the_inlined_split_tf32_of_a_delivered_module_may_switch_tf32(self):
+        from hiera_runner import deliver
+        block = deliver.delivered_split_tf32()
+        source = "import torch\n" + block + "y = 1\n"
+        self.assertIn("tf32", " ".join(findings(source)))
+        self.assertEqual(findings(source, delivered=True), [])
+        # A copy that differs from the module's text, or a switch outside it, is not hiera's: flagged.
+        edited = source.replace("return fn(*args)", "return fn(*args) ", 1)
+        self.assertIn("tf32", " ".join(findings(edited, delivered=True)))
+        after = source + "torch.backends.cuda.matmul.allow_tf32 = True\n"
+        self.assertEqual(len(findings(after, delivered=True)), 1)
 
     def test_downcasts_allowed_by_numerics(self):
         self.assertClean("y = x.half()\n", allow=["fp16"])
