@@ -55,6 +55,7 @@ extern "C" __global__ void split_tf32_rows(const float4* __restrict__ x, float4*
 }
 """
 _TF32X3_THREADS = 256
+_tf32x3_kernels = {}  # torch.device -> the compiled split kernel
 # Out of torch.compile's graphs (dynamo would trace the switch and the launch); torch before 2.1 has no
 # torch.compiler, and no torch.compile to keep out of.
 _tf32x3_not_compiled = getattr(getattr(torch, "compiler", None), "disable", None) or (lambda fn: fn)
@@ -81,7 +82,9 @@ def _tf32x3_rows(t, order):
         rows = t.numel() // k
         k4 = k // 4
         grid = ((k4 + _TF32X3_THREADS - 1) // _TF32X3_THREADS, max(1, min(rows, 65535)), 1)
-        kernel = _tf32x3_rt.compile(_TF32X3_KERNEL, "split_tf32_rows")
+        kernel = _tf32x3_kernels.get(t.device)
+        if kernel is None:  # once a device: compile()'s own cache hashes the source on every call
+            kernel = _tf32x3_kernels[t.device] = _tf32x3_rt.compile(_TF32X3_KERNEL, "split_tf32_rows")
         kernel(grid, (_TF32X3_THREADS, 1, 1), t, out, _tf32x3_rt.int64(rows), k4, order)
         return out
     big, small = _tf32x3_split(t)

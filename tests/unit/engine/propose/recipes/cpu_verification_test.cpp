@@ -123,6 +123,8 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
       {"attention_bf16_float32_softmax", knowledge::Space::S1, 1, 1},
       {"attention_bf16_finfo_where", knowledge::Space::S1, 1, 1},
       {"attention_alibi_baddbmm", knowledge::Space::S1, 1, 1},
+      // 3xTF32 products: on the CPU split_tf32 hands them to torch (its split is for CUDA float32 tensors).
+      {"fp32_gemms", knowledge::Space::S2, 3, 3},
   };
   RecipeProposer proposer(nullptr);
   expect_candidates_match(python, cases, proposer, {});

@@ -117,6 +117,26 @@ TEST(RecipeProposer, EachSpaceAddsItsRewrites) {
                                                  "s2_tf32_matmul", "s2_cuda_graph_capture"}));
 }
 
+TEST(RecipeProposer, Float32ProductsAs3xTf32InS2) {
+  Step s = step("fp32_gemms", knowledge::Space::S2, 3);
+  const auto candidates = propose_for(s);
+  ASSERT_FALSE(candidates.empty());
+  // The most complete set: the three products large enough, each through split_tf32 (imported once), and the
+  // forward in a CUDA graph (risky: the next candidates leave it out).
+  EXPECT_EQ(candidates[0].recipes, (Texts{"s2_split_tf32_gemm", "s2_cuda_graph_capture"}));
+  ASSERT_GE(candidates.size(), 2u);
+  EXPECT_EQ(candidates[1].recipes, (Texts{"s2_split_tf32_gemm"}));
+  const std::string& source = candidates[0].source;
+  EXPECT_NE(source.find("\nfrom hiera_runner import split_tf32 as _split_tf32\n"), std::string::npos);
+  EXPECT_EQ(source.find("from hiera_runner import split_tf32"), source.rfind("from hiera_runner import split_tf32"));
+  EXPECT_NE(source.find("        fc = _split_tf32.linear(x, self.fc.weight, self.fc.bias)\n"), std::string::npos);
+  EXPECT_NE(source.find("        linear = _split_tf32.linear(relu, proj, None)\n"), std::string::npos);
+  EXPECT_NE(source.find("        matmul = _split_tf32.matmul(linear, w)\n"), std::string::npos);
+  // S1 has none of it.
+  Step s1 = step("fp32_gemms", knowledge::Space::S1, 3);
+  for (const auto& c : propose_for(s1)) EXPECT_EQ(c.source.find("split_tf32"), std::string::npos) << c.notes;
+}
+
 TEST(RecipeProposer, PrefersThePlanStepsRecipes) {
   knowledge::Recipe logsumexp;
   logsumexp.id = "s1_fused_softmax_logsumexp";
