@@ -19,4 +19,16 @@ struct GpuCeilings {
   std::string source;  // "probe of NVIDIA H200", "knowledge: h200 datasheet", a GPU id
 };
 
+// The fastest a float32-accurate matrix product runs on these peaks (0 when none is listed): cuBLAS's
+// float32 rate, or 3xTF32's where that is higher (each operand split in two TF32 parts, three products on
+// the TF32 tensor cores: a third of their peak). A float32 GEMM's speed of light is held against it, so a
+// 3xTF32 candidate (s2_split_tf32_gemm) is not "faster than light" against the CUDA cores' rate.
+inline double float32_accurate_tflops(const std::map<std::string, double>& peak_tflops) {
+  const auto fp32 = peak_tflops.find("float32");
+  const auto tf32 = peak_tflops.find("tf32");
+  const double own = fp32 != peak_tflops.end() ? fp32->second : 0.0;
+  const double split = tf32 != peak_tflops.end() ? tf32->second / 3.0 : 0.0;
+  return own > split ? own : split;
+}
+
 }  // namespace hiera::engine

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/propose/compile_proposer.h"
+#include "engine/common/gpu_ceilings.h"
 #include "engine/common/number_text.h"
 
 namespace hiera::engine::optimize {
@@ -113,7 +114,15 @@ std::optional<double> region_speed_of_light_ms(const nlohmann::json& plan, const
   const auto& c = plan["ceilings"];
   const double bandwidth = c.value("bandwidth_gbs", 0.0);
   double peak = 0.0;
-  if (c.contains("tflops") && c["tflops"].is_object()) peak = c["tflops"].value(work.peak, 0.0);
+  if (c.contains("tflops") && c["tflops"].is_object()) {
+    peak = c["tflops"].value(work.peak, 0.0);
+    if (work.peak == "float32") {  // float32's accuracy as 3xTF32 where that is faster (gpu_ceilings.h)
+      std::map<std::string, double> peaks;
+      for (const auto& [name, rate] : c["tflops"].items())
+        if (rate.is_number()) peaks[name] = rate.get<double>();
+      peak = float32_accurate_tflops(peaks);
+    }
+  }
   if (bandwidth <= 0.0 || (work.flops > 0.0 && peak <= 0.0)) return std::nullopt;
   const double byte_ms = work.bytes / (bandwidth * 1e9) * 1e3;
   const double flop_ms = work.flops > 0.0 ? work.flops / (peak * 1e12) * 1e3 : 0.0;

@@ -34,6 +34,11 @@ std::optional<ComputePeak> compute_peak(const GpuCeilings& ceilings, const std::
   if (const auto own = ceilings.peak_tflops.find(dtype); own != ceilings.peak_tflops.end()) {
     best = ComputePeak{dtype, own->second, dtype};
   }
+  if (dtype == "float32") {
+    // float32's accuracy on the TF32 tensor cores (3xTF32) is float32 work too.
+    const double accurate = float32_accurate_tflops(ceilings.peak_tflops);
+    if (accurate > 0.0 && (!best || accurate > best->tflops)) best = ComputePeak{dtype, accurate, "float32 as 3xTF32"};
+  }
   for (const std::string& allowance : effective_allowances(allowed, dtype)) {
     const auto unlocked = ceiling_of_allowance(allowance);
     if (!unlocked || *unlocked == dtype) continue;

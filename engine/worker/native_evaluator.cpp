@@ -596,6 +596,11 @@ std::optional<SpeedOfLight> speed_of_light(const CudaTask& task, const GpuCeilin
     }
   };
   consider("float32", true);
+  // float32's accuracy on the TF32 tensor cores (3xTF32, a third of their peak) is permitted float32 work.
+  if (const double accurate = float32_accurate_tflops(ceilings.peak_tflops); accurate > peak_tflops) {
+    peak_tflops = accurate;
+    peak_name = "float32 as 3xTF32";
+  }
   consider("tf32", allowed.allow_tf32);
   consider("float16", allowed.allow_fp16);
   consider("bfloat16", allowed.allow_bf16);

@@ -32,8 +32,10 @@ def find_ceilings(params, task):
 
 
 def peak_tflops(gemm, dtype, allow):
-    """The GEMM peak for dtype (TF32's for float32 when allowed); the highest
-    listed when the dtype has none (a lower bound stays a lower bound)."""
+    """The GEMM peak for dtype (TF32's for float32 when allowed, else 3xTF32's
+    where that beats float32's: a third of the TF32 peak, float32's accuracy,
+    engine/common/gpu_ceilings.h); the highest listed when the dtype has none
+    (a lower bound stays a lower bound)."""
     if not isinstance(gemm, dict):
         return _number(gemm)
     values = {k: _number(v) for k, v in gemm.items()}
@@ -42,8 +44,8 @@ def peak_tflops(gemm, dtype, allow):
         return None
     key = _DTYPE_KEYS.get(dtype)
     candidates = [values.get(key)] if key in values else []
-    if key == "float32" and "tf32" in allow and "tf32" in values:
-        candidates.append(values["tf32"])
+    if key == "float32" and "tf32" in values:
+        candidates.append(values["tf32"] if "tf32" in allow else values["tf32"] / 3.0)
     if not candidates:
         return max(values.values())
     return max(c for c in candidates if c)

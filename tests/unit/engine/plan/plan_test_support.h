@@ -126,4 +126,18 @@ inline Plan plan_fixture(const std::string& name, PlanContext context = {}, bool
   return make_plan(fixture_regions(name, with_ops), probe_ceilings(fixture), context, test_recipes());
 }
 
+// Ceilings without a TF32 rate (a GPU without tensor cores): float32 work's only peak is float32's own, where
+// with one a float32-accurate product runs as 3xTF32 at a third of it.
+inline GpuCeilings without_tf32(GpuCeilings ceilings) {
+  ceilings.peak_tflops.erase("tf32");
+  return ceilings;
+}
+
+// plan_fixture on the recorded probe without its TF32 rate.
+inline Plan plan_fixture_without_tf32(const std::string& name, PlanContext context = {}) {
+  const nlohmann::json fixture = load_fixture(name);
+  if (context.dtype.empty()) context.dtype = fixture.at("work").at("dtype").get<std::string>();
+  return make_plan(fixture_regions(name), without_tf32(probe_ceilings(fixture)), context, test_recipes());
+}
+
 }  // namespace hiera::engine::plan::testing

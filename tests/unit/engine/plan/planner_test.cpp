@@ -13,6 +13,7 @@ using knowledge::Space;
 using testing::fixture_regions;
 using testing::load_fixture;
 using testing::plan_fixture;
+using testing::plan_fixture_without_tf32;
 using testing::probe_ceilings;
 using testing::test_recipes;
 using Strings = std::vector<std::string>;
@@ -151,15 +152,37 @@ TEST(PlannerTest, TheLaunchBoundMlpStartsWithGraphsAndCanEscalateToOneKernel) {
 }
 
 TEST(PlannerTest, AGemmAtNinetyTwoPercentOfPeakIsLeftAlone) {
-  const Plan plan = plan_fixture("sgemm_8192_fp32_h200.json");
+  // cuBLAS's float32 SGEMM at 92% of the float32 peak, on a GPU whose probe lists no TF32 rate: at speed of light.
+  const Plan plan = plan_fixture_without_tf32("sgemm_8192_fp32_h200.json");
   EXPECT_TRUE(plan.at_speed_of_light);
   EXPECT_TRUE(plan.steps.empty());
   ASSERT_EQ(plan.regions.size(), 1u);
   EXPECT_FALSE(plan.regions[0].planned);
   EXPECT_NEAR(plan.regions[0].point.fraction_of_sol, 0.92, 1e-6);
   EXPECT_EQ(plan.decisions,
-            (Strings{kRoofline, "skip gemm: at 92% of speed of light (the plan stops at 85%)",
+            (Strings{"roofline: probe of NVIDIA H200: 4207 GB/s; bfloat16 806.3, float16 771.4, float32 51.0 TFLOP/s; "
+                     "3.00 µs per launch",
+                     "skip gemm: at 92% of speed of light (the plan stops at 85%)",
                      "at speed of light: every region is at 85% of its speed of light or better; nothing to optimize"}));
+}
+
+TEST(PlannerTest, AFloat32GemmHasTheHeadroomOf3xTf32) {
+  // The H200's probe lists TF32 at 416.8 TFLOP/s: a float32-accurate product as 3xTF32 runs at 138.9, so the
+  // same SGEMM is at 34% of its speed of light, and planned.
+  auto recipes = test_recipes();
+  recipes.push_back(testing::recipe("split-tf32", knowledge::Space::S2, {knowledge::Bottleneck::Compute}, {"gemm"},
+                                    {"float32"}, 1.3, 2.2));
+  PlanContext context;
+  context.dtype = "float32";
+  const Plan plan = make_plan(fixture_regions("sgemm_8192_fp32_h200.json"),
+                              probe_ceilings(load_fixture("sgemm_8192_fp32_h200.json")), context, recipes);
+  EXPECT_FALSE(plan.at_speed_of_light);
+  ASSERT_EQ(plan.regions.size(), 1u);
+  EXPECT_TRUE(plan.regions[0].planned);
+  EXPECT_NEAR(plan.regions[0].point.fraction_of_sol, 0.92 * 51.0 / (416.8 / 3), 0.005);
+  EXPECT_EQ(plan.regions[0].point.compute_dtype, "float32");
+  ASSERT_FALSE(plan.steps.empty());
+  EXPECT_EQ(plan.steps[0].space, knowledge::Space::S2);
 }
 
 TEST(PlannerTest, AllowingTf32MovesTheSpeedOfLightAndOpensTheTf32Recipes) {

@@ -81,9 +81,15 @@ class SpeedOfLightTest(unittest.TestCase):
     C = {"copy_gbs": 4000.0, "gemm_tflops": {"float32": 50.0, "tf32": 400.0, "bfloat16": 800.0}}
 
     def test_memory_bound_and_compute_bound(self):
-        # 4 GB over 4000 GB/s = 1 ms; 1e9 flops at 50 TFLOP/s = 0.02 ms.
+        # 4 GB over 4000 GB/s = 1 ms; 1e9 float32 flops as 3xTF32 (400 / 3 TFLOP/s, above float32's 50) = 7.5 us.
         self.assertAlmostEqual(ceilings.speed_of_light_ms(1e9, 4e9, self.C), 1.0)
-        self.assertAlmostEqual(ceilings.speed_of_light_ms(1e12, 4e6, self.C), 20.0)
+        self.assertAlmostEqual(ceilings.speed_of_light_ms(1e12, 4e6, self.C), 7.5)
+        # Without a TF32 rate float32's own 50 TFLOP/s bounds.
+        no_tf32 = {"copy_gbs": 4000.0, "gemm_tflops": {"float32": 50.0}}
+        self.assertAlmostEqual(ceilings.speed_of_light_ms(1e12, 4e6, no_tf32), 20.0)
+        # Where float32's rate is above a third of TF32's, it stays.
+        fast_fp32 = {"copy_gbs": 4000.0, "gemm_tflops": {"float32": 200.0, "tf32": 400.0}}
+        self.assertAlmostEqual(ceilings.speed_of_light_ms(1e12, 4e6, fast_fp32), 5.0)
 
     def test_peak_by_dtype(self):
         self.assertAlmostEqual(ceilings.speed_of_light_ms(8e11, None, self.C, torch.bfloat16), 1.0)
