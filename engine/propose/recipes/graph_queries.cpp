@@ -180,6 +180,36 @@ std::optional<std::int64_t> normalize_dim(std::int64_t dim, std::size_t r) {
   return dim < 0 ? dim + n : dim;
 }
 
+const Node* transposed_matrix(const graph::OpGraph& graph, const Node& node) {
+  const Node* w = argument_node(graph, node, 0, "input");
+  if (!w || rank(*w) != 2u) return nullptr;
+  if (is_call(node, "t", "torch.t") && node.args.size() == 1) return w;
+  if (node.op == "call_function" && (node.target == "builtins.getattr" || node.target == "getattr") &&
+      node.args.size() == 2 && node.args[1].kind == graph::Arg::Kind::String &&
+      (node.args[1].text == "T" || node.args[1].text == "mT")) {
+    return w;
+  }
+  if (is_kind(node, "transpose")) {
+    const auto d0 = int_list(argument(node, 1, "dim0")), d1 = int_list(argument(node, 2, "dim1"));
+    if (!d0 || !d1 || d0->size() != 1 || d1->size() != 1) return nullptr;
+    const auto a = normalize_dim((*d0)[0], 2), b = normalize_dim((*d1)[0], 2);
+    return a && b && *a != *b ? w : nullptr;
+  }
+  if (is_kind(node, "permute")) {
+    std::vector<std::int64_t> dims;
+    if (node.args.size() == 2) {
+      const auto list = int_list(&node.args[1]);
+      if (list) dims = *list;
+    } else {
+      for (std::size_t i = 1; i < node.args.size(); ++i) {
+        if (const auto c = int_list(&node.args[i]); c && c->size() == 1) dims.push_back((*c)[0]);
+      }
+    }
+    if (dims.size() == 2 && normalize_dim(dims[0], 2) == 1 && normalize_dim(dims[1], 2) == 0) return w;
+  }
+  return nullptr;
+}
+
 const graph::Submodule* submodule(const graph::OpGraph& graph, const Node& node) {
   if (node.op != "call_module") return nullptr;
   const auto it = graph.submodules.find(node.target);

@@ -62,6 +62,8 @@ bool contiguous(const graph::TensorMeta& meta);
 // A dim as written (negative counts from the end) -> 0..rank-1, or nullopt when out of range.
 std::optional<std::int64_t> normalize_dim(std::int64_t dim, std::size_t rank);
 
+// W when `node` is W's transpose for a 2D W (W.t(), W.T, W.mT, W.transpose(0, 1), W.permute(1, 0)), else null.
+const graph::Node* transposed_matrix(const graph::OpGraph& graph, const graph::Node& node);
 // The submodule a call_module node calls, or null.
 const graph::Submodule* submodule(const graph::OpGraph& graph, const graph::Node& node);
 // The dim of a softmax / log_softmax: the call's argument, or nn.Softmax(dim=...)'s attribute.

@@ -14,37 +14,6 @@ bool is_matmul(const graph::Node& node) {
   return (is_kind(node, "matmul") || is_call(node, "mm", "torch.mm")) && node.args.size() == 2 && node.kwargs.empty();
 }
 
-// W when `node` is W's transpose for a 2D W (W.t(), W.T, W.transpose(0, 1), W.permute(1, 0)), else null.
-const graph::Node* transposed_matrix(const graph::OpGraph& graph, const graph::Node& node) {
-  const graph::Node* w = argument_node(graph, node, 0, "input");
-  if (!w || rank(*w) != 2u) return nullptr;
-  if (is_call(node, "t", "torch.t") && node.args.size() == 1) return w;
-  if (node.op == "call_function" && (node.target == "builtins.getattr" || node.target == "getattr") &&
-      node.args.size() == 2 && node.args[1].kind == graph::Arg::Kind::String &&
-      (node.args[1].text == "T" || node.args[1].text == "mT")) {
-    return w;
-  }
-  if (is_kind(node, "transpose")) {
-    const auto d0 = int_list(argument(node, 1, "dim0")), d1 = int_list(argument(node, 2, "dim1"));
-    if (!d0 || !d1 || d0->size() != 1 || d1->size() != 1) return nullptr;
-    const auto a = normalize_dim((*d0)[0], 2), b = normalize_dim((*d1)[0], 2);
-    return a && b && *a != *b ? w : nullptr;
-  }
-  if (is_kind(node, "permute")) {
-    std::vector<std::int64_t> dims;
-    if (node.args.size() == 2) {
-      const auto list = int_list(&node.args[1]);
-      if (list) dims = *list;
-    } else {
-      for (std::size_t i = 1; i < node.args.size(); ++i) {
-        if (const auto c = int_list(&node.args[i]); c && c->size() == 1) dims.push_back((*c)[0]);
-      }
-    }
-    if (dims.size() == 2 && normalize_dim(dims[0], 2) == 1 && normalize_dim(dims[1], 2) == 0) return w;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 std::vector<Replacement> find_linear_bias(const graph::OpGraph& graph, const RewriteOptions&) {

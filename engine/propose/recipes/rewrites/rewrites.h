@@ -56,8 +56,8 @@ std::vector<Replacement> find_strided_batched_gemms(const graph::OpGraph&, const
 std::vector<Replacement> find_cudnn_benchmark(const graph::OpGraph&, const RewriteOptions&);
 // float32 GEMMs/convolutions on TF32 tensor cores for the call, when tf32 is allowed.
 std::vector<Replacement> find_tf32(const graph::OpGraph&, const RewriteOptions&);
-// float32 GEMMs (linear, matmul, mm, bmm) of 128 or more a side as 3xTF32 (hiera_runner.split_tf32), when tf32 is
-// not allowed: float32's accuracy on the tensor cores.
+// float32 GEMMs (linear, matmul, mm, bmm, addmm, product einsums) of 128 or more a side as 3xTF32
+// (hiera_runner.split_tf32), when tf32 is not allowed: float32's accuracy on the tensor cores.
 std::vector<Replacement> find_split_tf32(const graph::OpGraph&, const RewriteOptions&);
 // A launch-bound forward (or one with no captured graph) in a CUDA graph.
 std::vector<Replacement> find_cuda_graph(const graph::OpGraph&, const RewriteOptions&);

@@ -125,6 +125,7 @@ TEST(KnowledgeProposerOnCpu, CandidatesComputeWhatTheReferenceComputes) {
       {"attention_alibi_baddbmm", knowledge::Space::S1, 1, 1},
       // 3xTF32 products: on the CPU split_tf32 hands them to torch (its split is for CUDA float32 tensors).
       {"fp32_gemms", knowledge::Space::S2, 3, 3},
+      {"fp32_gemm_spellings", knowledge::Space::S2, 3, 3},
   };
   RecipeProposer proposer(nullptr);
   expect_candidates_match(python, cases, proposer, {});

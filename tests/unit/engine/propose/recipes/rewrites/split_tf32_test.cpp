@@ -28,6 +28,22 @@ TEST(SplitTf32Rewrite, LargeFloat32ProductsInEverySpelling) {
   EXPECT_EQ(found[2].description, "matrix product 'matmul' in float32 as one 3xTF32 GEMM (operands split in two TF32 parts, K tripled)");
 }
 
+TEST(SplitTf32Rewrite, ProductsWithoutNnLinear) {
+  // addmm of a vector bias and W.t() is F.linear (the weight split once); matmul with W.T too; einsum as a plain
+  // and a batched product; addmm of a matrix adds it after the product. An einsum reading its second operand
+  // transposed ("sd,fd->sf") is left alone.
+  EXPECT_EQ(replacement_texts(rewrites::find_split_tf32(captured_graph("fp32_gemm_spellings"), {})),
+            (Texts{"s2_split_tf32_gemm | addmm | addmm | addmm = _split_tf32.linear(x, weight, bias)",
+                   "s2_split_tf32_gemm | matmul | matmul | matmul = _split_tf32.linear(addmm, proj, None)",
+                   "s2_split_tf32_gemm | einsum | einsum | einsum = _split_tf32.matmul(matmul, w)",
+                   "s2_split_tf32_gemm | addmm_1 | addmm_1 | addmm_1 = torch.add(_split_tf32.matmul(matmul, w), m)",
+                   "s2_split_tf32_gemm | einsum_1 | einsum_1 | einsum_1 = _split_tf32.matmul(view, t3)"}));
+  // addmm with beta or alpha is not a plain product plus its input.
+  auto g = captured_graph("fp32_gemm_spellings");
+  node_named(g, "addmm_1").kwargs["beta"] = hiera::engine::graph::Arg{};
+  for (const auto& r : rewrites::find_split_tf32(g, {})) EXPECT_NE(r.produces, "addmm_1");
+}
+
 TEST(SplitTf32Rewrite, NotWhereTf32IsAllowedNorForOtherDtypes) {
   rewrites::RewriteOptions options;
   options.allowed_precisions = {"tf32"};
