@@ -36,6 +36,7 @@ class TorchRules {
   std::vector<Hint> run() {
     fusable_chains();
     gemm_epilogues();
+    float32_gemms();
     handwritten_softmax();
     handwritten_attention();
     handwritten_layer_norm();
@@ -118,6 +119,25 @@ class TorchRules {
       }
       claimed_[i] = claimed_[static_cast<std::size_t>(u)] = true;
       hints_.push_back(make_hint("torch.gemm_epilogue", from_to(static_cast<int>(i), u), std::move(message)));
+    }
+  }
+
+  // A float32 product with known shapes, 128 or more a side and 2^27 multiply-adds (split_tf32.cpp's bounds):
+  // float32's accuracy on the tensor cores as 3xTF32. Not where the module turns TF32 on (its work is "tf32").
+  void float32_gemms() {
+    for (const ForwardOp& o : ops_) {
+      if (!category_is(o, OpCategory::Linear) && !category_is(o, OpCategory::Matmul)) continue;
+      if (o.in_loop || !o.work || o.work->dtype != "float32" || !o.shape || o.shape->empty()) continue;
+      double outputs = 1.0;
+      for (const auto d : *o.shape) outputs *= static_cast<double>(d);
+      const double n = static_cast<double>(o.shape->back()), rows = outputs / std::max(n, 1.0);
+      const double k = outputs > 0.0 ? o.work->flops / (2.0 * outputs) : 0.0;  // a GEMM's flops: 2 x outputs x K
+      if (n < 128 || rows < 128 || k < 128 || rows * k * n < static_cast<double>(1 << 27)) continue;
+      hints_.push_back(make_hint("torch.float32_gemm", o.span,
+                                 "float32 " + o.op + " of " + std::to_string(static_cast<long long>(rows)) + " rows, K " +
+                                     std::to_string(static_cast<long long>(k)) + ", N " +
+                                     std::to_string(static_cast<long long>(n)) +
+                                     " on the CUDA cores: as 3xTF32 it keeps float32's accuracy on the tensor cores"));
     }
   }
 

@@ -221,5 +221,48 @@ TEST(TorchHintsTest, ContiguousCopies) {
   EXPECT_EQ(hints.at(0).message, "'.contiguous()' after .transpose() copies the whole tensor on every call");
 }
 
+
+// Hints of a whole file (its get_inputs gives the shapes), as "rule @ text".
+std::vector<Found> found_in_file(const std::string& source) {
+  const PythonSyntax syntax = parse_python(source, lex_python(source).tokens);
+  const TorchScan scan = scan_torch(source, syntax);
+  std::vector<Found> out;
+  for (const auto& h : torch_hints(source, scan.modules.at(0), scan.traces.at(0)))
+    out.push_back({h.rule, source.substr(h.span.begin, h.span.size())});
+  return out;
+}
+
+std::string mlp_file(const std::string& rows, const std::string& extra = "") {
+  return "import torch\nimport torch.nn as nn\n" + extra +
+         "class Model(nn.Module):\n"
+         "    def __init__(self):\n"
+         "        super().__init__()\n"
+         "        self.fc = nn.Linear(2048, 4096)\n"
+         "        self.w = nn.Parameter(torch.randn(4096, 64))\n"
+         "    def forward(self, x):\n"
+         "        h = self.fc(x)\n"
+         "        return h, h @ self.w\n"
+         "def get_inputs():\n"
+         "    return [torch.randn(" + rows + ", 2048)]\n"
+         "def get_init_inputs():\n"
+         "    return []\n";
+}
+
+TEST(TorchHintsTest, LargeFloat32ProductsOnTheCudaCores) {
+  // 8192 x 2048 x 4096 in float32: 3xTF32 applies. The product with 64 columns is bound by its bytes: no hint.
+  EXPECT_EQ(found_in_file(mlp_file("8192")), (std::vector<Found>{{"torch.float32_gemm", "self.fc(x)"}}));
+  const std::string source = mlp_file("8192");
+  const PythonSyntax syntax = parse_python(source, lex_python(source).tokens);
+  const TorchScan scan = scan_torch(source, syntax);
+  const auto hints = torch_hints(source, scan.modules.at(0), scan.traces.at(0));
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_EQ(hints[0].message, "float32 linear of 8192 rows, K 2048, N 4096 on the CUDA cores: as 3xTF32 it keeps "
+                              "float32's accuracy on the tensor cores");
+  EXPECT_EQ(hints[0].recipe, "s2_split_tf32_gemm");
+  // 64 rows: too few. With TF32 turned on in the file the product already runs on the tensor cores.
+  EXPECT_TRUE(found_in_file(mlp_file("64")).empty());
+  EXPECT_TRUE(found_in_file(mlp_file("8192", "torch.backends.cuda.matmul.allow_tf32 = True\n")).empty());
+}
+
 }  // namespace
 }  // namespace hiera::engine::analysis

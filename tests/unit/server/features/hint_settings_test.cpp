@@ -51,7 +51,7 @@ TEST(HintSettings, WhatIsNotUnderstoodIsIgnoredAndNamed) {
                 "settings: hints.disabled: 3 is not a rule id",
                 "settings: hints.disabled: unknown rule \"cuda.typo\" (known: cuda.uncoalesced_access, cuda.missing_restrict, "
                 "cuda.shared_bank_conflict, cuda.atomic_in_loop, cuda.block_size, cuda.missing_bounds_check, cuda.grid_overrun, "
-                "cuda.double_in_loop, cuda.launch_in_loop, torch.fusable_elementwise_chain, torch.gemm_epilogue, "
+                "cuda.double_in_loop, cuda.launch_in_loop, torch.fusable_elementwise_chain, torch.gemm_epilogue, torch.float32_gemm, "
                 "torch.foldable_batch_norm, torch.diagonal_matmul, torch.dropout_mode, torch.handwritten_softmax, "
                 "torch.handwritten_attention, "
                 "torch.handwritten_layer_norm, torch.host_sync, torch.python_loop, torch.contiguous_copy)",
