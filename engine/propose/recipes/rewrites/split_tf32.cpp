@@ -147,6 +147,9 @@ std::vector<Replacement> find_split_tf32(const graph::OpGraph& graph, const Rewr
                                          "' in float32 as one 3xTF32 GEMM (operands split in two TF32 parts, K tripled)",
                                      {node.name}, node.name, {node.name + " = " + statement});
     r.imports.push_back(kImport);
+    // torch.compile hands the product to the same float32 cuBLAS GEMM: a compiled model keeps this rewrite (the
+    // proposer's compiled composition, inductor fusing around it; split_tf32 is out of its graphs).
+    r.library_gap = true;
     out.push_back(std::move(r));
   }
   return out;

@@ -137,6 +137,32 @@ TEST(RecipeProposer, Float32ProductsAs3xTf32InS2) {
   for (const auto& c : propose_for(s1)) EXPECT_EQ(c.source.find("split_tf32"), std::string::npos) << c.notes;
 }
 
+// torch.compile calls the same float32 cuBLAS GEMM: once it passed, S2 first offers the model compiled around the
+// 3xTF32 products (split_tf32 stays out of inductor's graphs), inductor fusing the rest.
+TEST(RecipeProposer, AfterTorchCompilePassedS2FirstCompilesTheModelAroundThe3xTf32Products) {
+  Step s = step("fp32_gemms", knowledge::Space::S2, 2);
+  s.request.graph = &s.graph;
+  s.request.torch_version = "2.11.0+cu130";
+  propose::Attempt compiled_reference;
+  compiled_reference.candidate.id = "c1";
+  compiled_reference.candidate.proposer = "torch.compile";
+  compiled_reference.candidate.source =
+      propose::compiled_module(s.request.reference_source, "Model", propose::kCompileModeDefault);
+  compiled_reference.compiled = compiled_reference.correct = true;
+  compiled_reference.speedup = 1.2;
+  s.request.history = {compiled_reference};
+  const auto after = RecipeProposer(nullptr).propose(s.request, {});
+  ASSERT_EQ(after.size(), 2u);
+  const propose::Candidate& c = after[0];
+  ASSERT_EQ(propose::torch_compile_mode(c.source), std::optional<std::string>("default")) << c.notes;
+  EXPECT_TRUE(c.parts_under_compile);
+  EXPECT_EQ(c.recipes, (Texts{"s2_split_tf32_gemm"}));
+  EXPECT_EQ(c.parts.size(), 3u);
+  EXPECT_NE(c.source.find("\nfrom hiera_runner import split_tf32 as _split_tf32\n"), std::string::npos);
+  EXPECT_NE(c.source.find("        fc = _split_tf32.linear(x, self.fc.weight, self.fc.bias)\n"), std::string::npos);
+  EXPECT_FALSE(propose::torch_compile_mode(after[1].source).has_value());
+}
+
 TEST(RecipeProposer, PrefersThePlanStepsRecipes) {
   knowledge::Recipe logsumexp;
   logsumexp.id = "s1_fused_softmax_logsumexp";

@@ -24,6 +24,7 @@ TEST(SplitTf32Rewrite, LargeFloat32ProductsInEverySpelling) {
     EXPECT_EQ(r.space, hiera::engine::knowledge::Space::S2);
     EXPECT_EQ(r.imports, (Texts{"from hiera_runner import split_tf32 as _split_tf32"}));
     EXPECT_FALSE(r.risky);
+    EXPECT_TRUE(r.library_gap);  // torch.compile calls the same float32 GEMM: kept in the compiled composition
   }
   EXPECT_EQ(found[2].description, "matrix product 'matmul' in float32 as one 3xTF32 GEMM (operands split in two TF32 parts, K tripled)");
 }
