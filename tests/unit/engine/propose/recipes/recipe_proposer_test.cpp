@@ -24,6 +24,17 @@ using Texts = std::vector<std::string>;
 using Step = hiera::testing::ProposalStep;
 constexpr auto step = hiera::testing::proposal_step;
 
+// c1: torch.compile of the step's reference, verified `speedup` times faster.
+propose::Attempt passed_compile_of_reference(const Step& s, double speedup) {
+  propose::Attempt a;
+  a.candidate.id = "c1";
+  a.candidate.proposer = "torch.compile";
+  a.candidate.source = propose::compiled_module(s.request.reference_source, "Model", propose::kCompileModeDefault);
+  a.compiled = a.correct = true;
+  a.speedup = speedup;
+  return a;
+}
+
 std::vector<propose::Candidate> propose_for(Step& s, RecipeProposer proposer = RecipeProposer(nullptr)) {
   s.request.graph = &s.graph;
   return proposer.propose(s.request, {});
@@ -143,14 +154,7 @@ TEST(RecipeProposer, AfterTorchCompilePassedS2FirstCompilesTheModelAroundThe3xTf
   Step s = step("fp32_gemms", knowledge::Space::S2, 2);
   s.request.graph = &s.graph;
   s.request.torch_version = "2.11.0+cu130";
-  propose::Attempt compiled_reference;
-  compiled_reference.candidate.id = "c1";
-  compiled_reference.candidate.proposer = "torch.compile";
-  compiled_reference.candidate.source =
-      propose::compiled_module(s.request.reference_source, "Model", propose::kCompileModeDefault);
-  compiled_reference.compiled = compiled_reference.correct = true;
-  compiled_reference.speedup = 1.2;
-  s.request.history = {compiled_reference};
+  s.request.history = {passed_compile_of_reference(s, 1.2)};
   const auto after = RecipeProposer(nullptr).propose(s.request, {});
   ASSERT_EQ(after.size(), 2u);
   const propose::Candidate& c = after[0];
@@ -324,13 +328,7 @@ TEST(RecipeProposer, AfterTorchCompilePassedS3FirstCompilesTheModelAroundTheLibr
   ASSERT_EQ(before.size(), 2u);
   EXPECT_FALSE(is_compiled(before[0]) || is_compiled(before[1]));
 
-  propose::Attempt compiled_reference;
-  compiled_reference.candidate.id = "c1";
-  compiled_reference.candidate.proposer = "torch.compile";
-  compiled_reference.candidate.source =
-      propose::compiled_module(s.request.reference_source, "Model", propose::kCompileModeDefault);
-  compiled_reference.compiled = compiled_reference.correct = true;
-  compiled_reference.speedup = 1.4;
+  const propose::Attempt compiled_reference = passed_compile_of_reference(s, 1.4);
   s.request.history = {compiled_reference};
   s.request.current_best_source = compiled_reference.candidate.source;
   const auto after = proposer.propose(s.request, {});
