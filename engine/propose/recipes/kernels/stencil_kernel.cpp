@@ -291,25 +291,23 @@ Vec4March plane_sum_march(const StencilKernel& kernel, const Vec4Borders& b) {
                plane("zp", "(at + (long long)(zp - z_begin) * plane)", "    ") + shifts("    ") + "  }\n";
   m.loads = plane("z", "at", "    ");
   m.shifts = shifts("    ");
-  if (!m.loads.empty()) m.loads.pop_back();
-  if (!m.shifts.empty()) m.shifts.pop_back();
+  m.shifts.pop_back();  // the template's line ends it
   for (std::size_t k = 0; k < kernel.sums.size(); ++k)
     m.body.push_back("const float " + kernel.sums[k].name + " = " + slot(k, 0) + "[i];");
   return m;
 }
 
-}  // namespace
-
 // stencil3d_vec4.cu's values on top of the shared ones: the march and the compiled-in sizes.
-static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel,
+KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const StencilKernel& kernel,
                                 std::map<std::string, std::string, std::less<>> values) {
   const StencilGeometry& g = kernel.geometry;
   if (!stencil_vec4_applies(g.dims, kernel.in_dtype, kernel.out_dtype, kernel.in_size[2]))
     throw std::invalid_argument("stencil3d_vec4.cu is for float32 3D stencils over rows a multiple of 4 wide");
   const Vec4Borders borders = vec4_borders(kernel);
   Vec4March march = kernel.sums.empty() ? chain_march(kernel, borders) : plane_sum_march(kernel, borders);
+  // The template's lines end the setup and the loads.
   if (!march.setup.empty()) march.setup.pop_back();
-  if (!march.loads.empty() && march.loads.back() == '\n') march.loads.pop_back();
+  if (!march.loads.empty()) march.loads.pop_back();
   values.erase("in_t");
   values.erase("out_t");
   for (const char* unused : {"tile_x", "lo_z", "hi_z", "lo_y", "hi_y", "lo_x", "hi_x", "column_y", "column_x", "plane_lo", "plane_hi"})
@@ -332,6 +330,8 @@ static KernelSource vec4_source(const knowledge::KnowledgeBase& knowledge, const
   values["row_shifts"] = march.shifts;
   return {kernel.name, fill_kernel_template(knowledge, "stencil3d_vec4.cu", values), {}};
 }
+
+}  // namespace
 
 std::optional<StencilBoundary> stencil_boundary_of_mode(std::string_view mode) {
   if (mode == "zeros" || mode == "constant") return StencilBoundary::Zeros;

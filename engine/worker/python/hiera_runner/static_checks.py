@@ -42,6 +42,8 @@ _PROTECTED = (
     "torch.cuda.default_stream", "torch.cuda.Stream.synchronize", "torch.synchronize", "torch.cuda",
     "time",
 )
+# What torch.backends' TF32 switches call underneath: the same switch, by another name.
+_PRIVATE_TF32_SETTERS = {"torch._C._set_cublas_allow_tf32", "torch._C._set_cudnn_allow_tf32"}
 _FP16 = {"torch.float16", "torch.half"}
 _BF16 = {"torch.bfloat16"}
 _AUTOCAST = {"torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast"}
@@ -206,7 +208,10 @@ class _Checker(ast.NodeVisitor):
                 pass  # reported above as a bfloat16 use
             elif not any(d in _FP16 for d in dtypes):
                 self._downcast(node, "fp16", "uses %s (autocast runs matmuls in float16)" % q)
-        if q == "torch.set_float32_matmul_precision" and first_str in ("high", "medium"):
+        if q in _PRIVATE_TF32_SETTERS and not _is_false(first):
+            self._downcast(node, "tf32", "calls %s" % q)
+        if q in ("torch.set_float32_matmul_precision", "torch._C._set_float32_matmul_precision") and \
+                first_str in ("high", "medium"):
             self._downcast(node, "tf32", "torch.set_float32_matmul_precision(%r) enables TF32 matmuls" % first_str)
         self.generic_visit(node)
 
@@ -400,27 +405,38 @@ def split_tf32_blocks(source):
     return out
 
 
-def _split_tf32_uses(tree, aliases, findings):
+SPLIT_TF32 = "hiera_runner.split_tf32"
+_SPLIT_TF32_CALLS = ("linear", "matmul")
+
+
+def _split_tf32_uses(tree, checker, findings):
     """A candidate calls hiera_runner.split_tf32's linear and matmul and nothing else of it: its other names
-    set TF32 for whatever they are handed."""
-    module_names = {local for local, q in aliases.items() if q == "hiera_runner.split_tf32"}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "hiera_runner.split_tf32":
-            findings.append((node.lineno, "imports from hiera_runner.split_tf32 (only `from hiera_runner import "
-                                          "split_tf32 as name` and name.linear / name.matmul)"))
-    if not module_names:
-        return
+    set TF32 for whatever they are handed. Judged on qualified names, so every import form is covered
+    (`import hiera_runner.split_tf32` leaves the module reachable as hiera_runner.split_tf32)."""
     parents = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in module_names and not isinstance(parents.get(node), ast.Import):
-            parent = parents.get(node)
-            if not (isinstance(parent, ast.Attribute) and parent.attr in ("linear", "matmul") and
-                    isinstance(node.ctx, ast.Load)):
-                findings.append((node.lineno, "uses hiera_runner.split_tf32 other than through %s.linear(...) and "
-                                              "%s.matmul(...)" % (node.id, node.id)))
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == SPLIT_TF32:
+            findings.append((node.lineno, "imports from %s (only `from hiera_runner import split_tf32 as name` "
+                                          "and name.linear / name.matmul)" % SPLIT_TF32))
+            continue
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and \
+                node.args[0].value == SPLIT_TF32 and checker.qual(node.func) in (
+                    "__import__", "importlib.import_module", "importlib.__import__"):
+            findings.append((node.lineno, "imports %s at run time (only `from hiera_runner import split_tf32 as "
+                                          "name`)" % SPLIT_TF32))
+            continue
+        if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(parents.get(node), (ast.Import, ast.ImportFrom)):
+            continue
+        if checker.qual(node) != SPLIT_TF32:
+            continue
+        parent = parents.get(node)
+        if not (isinstance(parent, ast.Attribute) and parent.attr in _SPLIT_TF32_CALLS and isinstance(node.ctx, ast.Load)):
+            name = node.id if isinstance(node, ast.Name) else SPLIT_TF32
+            findings.append((node.lineno, "uses %s other than through %s.linear(...) and %s.matmul(...)"
+                             % (SPLIT_TF32, name, name)))
 
 
 def check(source, allow=(), delivered=False):
@@ -433,11 +449,10 @@ def check(source, allow=(), delivered=False):
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    aliases = _aliases(tree)
-    checker = _Checker(aliases, normalise_allow(allow), split_tf32_blocks(source) if delivered else ())
+    checker = _Checker(_aliases(tree), normalise_allow(allow), split_tf32_blocks(source) if delivered else ())
     checker.visit(tree)
     findings = checker.findings
-    _split_tf32_uses(tree, aliases, findings)
+    _split_tf32_uses(tree, checker, findings)
     _check_strings(tree, findings)
     seen = set()
     out = []

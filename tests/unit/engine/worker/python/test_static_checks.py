@@ -186,6 +186,10 @@ class StaticChecksTest(unittest.TestCase):
         self.assertFlags("import torch\nsetattr(torch.backends.cuda.matmul, 'allow_tf32', True)\n", "setattr", "tf32")
         self.assertFlags("import torch\nsetattr(torch.backends.cudnn.conv, 'fp32_precision', 'tf32')\n", "setattr")
         self.assertClean("import torch\nm = torch.backends.cuda.matmul\nm.fp32_precision = 'ieee'\nm.allow_tf32 = False\n")
+        # What those switches call underneath.
+        self.assertFlags("import torch\ntorch._C._set_cublas_allow_tf32(True)\n", "torch._C._set_cublas_allow_tf32", "tf32")
+        self.assertFlags("import torch\ntorch._C._set_float32_matmul_precision('high')\n", "tf32")
+        self.assertClean("import torch\ntorch._C._set_cublas_allow_tf32(False)\n")
 
     def test_split_tf32_only_through_linear_and_matmul(self):
         use = "from hiera_runner import split_tf32 as s\ny = s.linear(x, w, b)\nz = s.matmul(y, w)\n"
@@ -196,6 +200,11 @@ class StaticChecksTest(unittest.TestCase):
         self.assertFlags(use + "f = getattr(s, 'linear')\n", "other than through", line=4)
         self.assertFlags("from hiera_runner.split_tf32 import linear\n", "imports from hiera_runner.split_tf32")
         self.assertFlags("import hiera_runner.split_tf32 as t\nt.split(x)\n", "other than through", line=2)
+        # Without `as` the module is reachable through its package; at run time it is not to be imported at all.
+        self.assertFlags("import hiera_runner.split_tf32\nhiera_runner.split_tf32._tf32x3_product(f, x)\n",
+                         "other than through", line=2)
+        self.assertClean("import hiera_runner.split_tf32\ny = hiera_runner.split_tf32.linear(x, w)\n")
+        self.assertFlags("import importlib\nm = importlib.import_module('hiera_runner.split_tf32')\n", "at run time", line=2)
 
     def test_the_inlined_split_tf32_of_a_delivered_module_may_switch_tf32(self):
         from hiera_runner import deliver
